@@ -1,0 +1,37 @@
+# The two commands of the README: `make demo` and `make test`. Each does all set-up from a fresh clone.
+SHELL := /bin/bash
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test venv ffmpeg clean
+
+demo: $(STAMP) ffmpeg
+	$(VENV)/bin/bspatial demo
+
+test: $(STAMP) ffmpeg
+	$(VPY) -m pytest -q
+
+venv: $(STAMP)
+
+# Re-install whenever the dependency declaration changes.
+$(STAMP): setup.cfg setup.py pyproject.toml
+	@py="$$(scripts/find-python.sh)" || exit 1; \
+	if [ ! -x "$(VPY)" ]; then echo "creating $(VENV) with $$py"; "$$py" -m venv $(VENV) || exit 1; fi
+	@# The machine-wide pip config names local index folders that may be absent; pip then warns once
+	@# per package. Those lines are noise, every other line passes through.
+	set -o pipefail; $(VPY) -m pip install -q --upgrade pip 2>&1 | { grep -v 'neither a file nor a directory' || true; }
+	set -o pipefail; $(VPY) -m pip install -q -e '.[dev]' 2>&1 | { grep -v 'neither a file nor a directory' || true; }
+	@touch $(STAMP)
+
+# torchcodec (lerobot's video decoder) needs the system FFmpeg libraries; without them lerobot
+# falls back to PyAV with a long traceback. Install only when missing and permitted; never fail.
+ffmpeg:
+	@command -v ffmpeg >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get install -y -qq ffmpeg >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq ffmpeg >/dev/null 2>&1; }) \
+	      || echo "note: could not install ffmpeg; video decoding falls back to PyAV"; \
+	  else echo "note: ffmpeg missing and apt-get not permitted; video decoding falls back to PyAV"; fi; }
+
+clean:
+	rm -rf $(VENV) *.egg-info

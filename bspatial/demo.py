@@ -1,0 +1,139 @@
+"""`make demo`: the main job on the embedded default, end to end through the public entry points.
+
+What exists so far (foundation): the three scoring rules as `evaluate` metrics, seeded into the
+offline cache and loaded by bare name, then
+
+1. the paper's held-out baseline episodes (Table S5 counts) re-scored by ``bspatial_action``, per
+   task with Wilson 95% intervals, beside the paper's printed rates;
+2. a seeded chance model answering the paper's general-VQA question mix (Table S1 counts) in free
+   text, parsed and scored by ``bspatial_vqa`` into Table 1's layout.
+
+Later issues extend this with the simulator, the built suites and policy rollouts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+
+from rich.console import Console
+from rich.table import Table
+
+from bspatial.construction.paper_counts import MULTI_FRAME_CATEGORY_COUNTS, SINGLE_FRAME_COUNTS
+from bspatial.reference import load_table, realise_outcomes
+
+logger = logging.getLogger(__name__)
+
+# Option sets used by the chance demo (the answer spaces of Table S1's direction / comparison templates).
+_DIRECTION_OPTIONS = ["front-left", "front-right", "back-left", "back-right"]
+_COMPARISON_OPTIONS = ["object 1", "object 2", "object 3", "object 4"]
+# Table 1's column suffix per category (table1_vlm_vqa.csv).
+_TABLE1_CATEGORY_COLUMNS = {"direction": "dir", "distance": "dist", "size": "size"}
+
+
+def run_demo(seed: int = 0, console: Console | None = None) -> None:
+    """Seed the metric cache, load the metrics by bare name offline, print the demo tables."""
+    console = console or Console()
+    from bspatial.hub import install_metrics
+
+    install_metrics()
+    # evaluate reads this at import time: with it, bare names resolve from the seeded cache.
+    os.environ["HF_EVALUATE_OFFLINE"] = "1"
+    import evaluate
+
+    action = evaluate.load("bspatial_action")
+    vqa = evaluate.load("bspatial_vqa")
+    console.print(action_table(action))
+    console.print(vqa_chance_table(vqa, seed))
+
+
+def action_table(action_metric) -> Table:
+    """Table S5's held-out baseline, realised as episodes and re-scored by the action metric."""
+    rows = load_table("tableS5_baseline_per_task")
+    outcomes, credit, tasks = [], [], []
+    for row in rows:
+        o, c = realise_outcomes(int(row["n"]), float(row["strict"]), float(row["soft"]), float(row["wrong"]))
+        outcomes += o
+        credit += c
+        tasks += [row["task"]] * len(o)
+    result = action_metric.compute(predictions=outcomes, references=tasks, soft_credit=credit)
+    table = Table(title="Held-out baseline (paper Table S5 episodes) re-scored by bspatial_action; Wilson 95% CI")
+    for column in ("task", "n", "strict", "+soft", "wrong", "paper S / +Soft / W"):
+        table.add_column(column, justify="left" if column == "task" else "right")
+    for row in rows:
+        task = row["task"]
+        table.add_row(
+            task,
+            row["n"],
+            *(_rate_cell(result, f"{task}/{k}") for k in ("strict", "soft", "wrong")),
+            f"{row['strict']} / {row['soft']} / {row['wrong']}",
+        )
+    table.add_row("POOLED", str(result["n"]), *(_rate_cell(result, k) for k in ("strict", "soft", "wrong")), "27.9 / 41.6 / 38.2")
+    return table
+
+
+def _rate_cell(result: dict, key: str) -> str:
+    return f"{result[key]:.1f} [{result[key + '_ci_low']:.1f}, {result[key + '_ci_high']:.1f}]"
+
+
+def chance_answer(options: list[str], rng: random.Random) -> str:
+    """The chance reference model: a uniformly drawn option, written as a model would ("B. front")."""
+    index = rng.randrange(len(options))
+    return f"{'ABCD'[index]}. {options[index]}"
+
+
+def general_vqa_mix(rng: random.Random) -> list[dict]:
+    """Synthetic items with the paper's general-VQA counts per setting / category / subtype."""
+    items = []
+    for (category, subtype), count in SINGLE_FRAME_COUNTS.items():
+        items += [{"setting": "single_frame", "category": category, "subtype": subtype} for _ in range(count)]
+    for category, count in MULTI_FRAME_CATEGORY_COUNTS.items():
+        # Table S1 gives category totals only; alternate the two multi-frame settings.
+        for i in range(count):
+            setting = "multi_frame_rotation" if i % 2 == 0 else "multi_frame_navigation"
+            items.append({"setting": setting, "category": category, "subtype": "object_relative"})
+    for item in items:
+        item["options"] = _DIRECTION_OPTIONS if item["category"] == "direction" else _COMPARISON_OPTIONS
+        item["answer"] = "ABCD"[rng.randrange(4)]
+    return items
+
+
+def table1_cells(result: dict) -> dict[str, float]:
+    """Table 1's columns from a ``bspatial_vqa`` result (multi-frame pools rotation and navigation)."""
+    cells = {
+        "single_all": result["setting/single_frame"],
+        **{f"single_{col}": result[f"single_frame/{cat}"] for cat, col in _TABLE1_CATEGORY_COLUMNS.items()},
+    }
+    multi = [s for s in ("multi_frame_rotation", "multi_frame_navigation") if f"setting/{s}" in result]
+    for column, suffix in (("multi_all", ""), ("multi_dir", "/direction")):
+        keys = [f"setting/{s}" if not suffix else f"{s}{suffix}" for s in multi]
+        total = sum(result[f"n/{k}"] for k in keys)
+        cells[column] = sum(result[k] * result[f"n/{k}"] for k in keys) / total
+    return cells
+
+
+def vqa_chance_table(vqa_metric, seed: int) -> Table:
+    """Score a seeded chance model on the general-VQA mix and lay it out as Table 1."""
+    rng = random.Random(seed)
+    items = general_vqa_mix(rng)
+    predictions = [chance_answer(item["options"], rng) for item in items]
+    result = vqa_metric.compute(
+        predictions=predictions,
+        references=[i["answer"] for i in items],
+        options=[i["options"] for i in items],
+        settings=[i["setting"] for i in items],
+        categories=[i["category"] for i in items],
+        subtypes=[i["subtype"] for i in items],
+    )
+    cells = table1_cells(result)
+    table = Table(title=f"Table 1 layout: chance reference on the paper's general-VQA mix (n={result['n']}, seed {seed})")
+    table.add_column("model")
+    for column in cells:
+        table.add_column(column, justify="right")
+    table.add_row("chance", *(f"{v:.1f}" for v in cells.values()))
+    for row in load_table("table1_vlm_vqa"):
+        if row["model"].lower().startswith("random") or row["model"].lower().startswith("chance"):
+            table.add_row(f"paper: {row['model']}", *(row[c] for c in cells))
+    logger.info("chance model: %d answers, %d unparseable", result["n"], result["unparseable"])
+    return table

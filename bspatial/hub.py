@@ -1,0 +1,104 @@
+"""Offline Hub seeding: make the bare names of our evaluate modules load without a network.
+
+`evaluate.load("bspatial_ir")` first asks the Hub for ``evaluate-metric/bspatial_ir`` and, when that
+fails (``HF_EVALUATE_OFFLINE=1`` or no network), falls back to evaluate's dynamic-module cache at
+``$HF_MODULES_CACHE/evaluate_modules/metrics/evaluate-metric--<name>/<64-hex hash>/<name>.py``
+(evaluate 0.4.6, ``CachedEvaluationModuleFactory``). evaluate has no public call that writes that
+cache entry for a local module (``evaluate.load("metrics/bspatial_ir")`` caches it under the plain
+name, which the bare-name lookup never reads), so this module writes the layout itself. It is the
+one place that knows it; if evaluate changes the layout, only this file changes.
+
+``evaluate.load("<path to metrics/bspatial_ir>")`` works without any seeding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+METRIC_NAMES = ("bspatial_vqa", "bspatial_ir", "bspatial_action")
+# evaluate's canonical metrics live under this Hub namespace; the cache folder name joins it with "--".
+_CANONICAL_NAMESPACE = "evaluate-metric"
+_SHARE_SUBDIR = Path("share") / "behavior-spatial"
+
+
+def data_root() -> Path:
+    """The folder holding ``metrics/`` and ``datasets/``: the source checkout, else the install prefix.
+
+    An editable install (``pip install -e``) runs from the checkout; a wheel install ships both
+    folders as data files under ``<prefix>/share/behavior-spatial`` (see setup.py).
+    """
+    checkout = Path(__file__).resolve().parent.parent
+    for root in (checkout, Path(sys.prefix) / _SHARE_SUBDIR):
+        if (root / "metrics").is_dir():
+            return root
+    raise FileNotFoundError(
+        f"cannot find the metrics/ folder next to the package ({checkout}) or under "
+        f"{Path(sys.prefix) / _SHARE_SUBDIR}; reinstall behavior-spatial"
+    )
+
+
+def metric_script(name: str) -> Path:
+    """Path of the evaluate module script of one of our metrics.
+
+    Example:
+        >>> metric_script("bspatial_ir").name
+        'bspatial_ir.py'
+    """
+    if name not in METRIC_NAMES:
+        raise ValueError(f"unknown metric {name!r}; known metrics: {list(METRIC_NAMES)}")
+    script = data_root() / "metrics" / name / f"{name}.py"
+    if not script.is_file():
+        raise FileNotFoundError(f"metric script missing: {script}")
+    return script
+
+
+def install_metrics(modules_cache: str | os.PathLike | None = None) -> list[Path]:
+    """Seed evaluate's module cache so ``evaluate.load("<name>")`` works offline for our metrics.
+
+    Args:
+        modules_cache: evaluate's ``HF_MODULES_CACHE``; defaults to evaluate's own setting
+            (``$HF_MODULES_CACHE`` or ``$HF_HOME/modules``).
+
+    Returns:
+        The installed script paths. Re-running replaces nothing that is identical and adds a new
+        hash folder when a script changed (evaluate picks the newest).
+    """
+    from evaluate.loading import init_dynamic_modules  # heavy import, only for this command
+
+    dynamic_root = Path(init_dynamic_modules(hf_modules_cache=modules_cache))
+    installed = []
+    for name in METRIC_NAMES:
+        installed.append(_install_one(dynamic_root, name, metric_script(name)))
+    return installed
+
+
+def _install_one(dynamic_root: Path, name: str, script: Path) -> Path:
+    code = script.read_bytes()
+    digest = hashlib.sha256(code).hexdigest()  # evaluate only accepts 64-character folder names
+    module_dir = dynamic_root / "metrics" / f"{_CANONICAL_NAMESPACE}--{name}"
+    target = module_dir / digest / script.name
+    if target.is_file() and target.read_bytes() == code:
+        os.utime(target)  # evaluate loads the most recently modified hash folder
+        logger.info("%s already installed at %s", name, target)
+        return target
+    for folder in (dynamic_root / "metrics", module_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").touch(exist_ok=True)
+    # Write into a temporary sibling and rename, so a concurrent load never sees half a module.
+    staging = Path(tempfile.mkdtemp(prefix=f".{digest}.", dir=module_dir))
+    (staging / "__init__.py").touch()
+    shutil.copyfile(script, staging / script.name)
+    try:
+        staging.rename(module_dir / digest)
+    except OSError:  # another process installed the same hash first
+        shutil.rmtree(staging, ignore_errors=True)
+    logger.info("installed %s at %s", name, target)
+    return target

@@ -1,0 +1,99 @@
+"""IR accuracy: turn raw model outputs or pixel points into strict / tolerant accuracy (Appendix 14).
+
+Predictions are either raw model text (parsed by :func:`parse_point` on the prompt's 0-1000 scale
+and scaled to the region's image size) or ``[x, y]`` points already in pixels of that image.
+An unparseable or out-of-range answer is a ``none`` outcome, counted and never replaced by a guess.
+The manipulation IR average weights every task equally (``task_mean_*``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bspatial.scoring.ir import Region, region_from_dict, score_ir
+from bspatial.scoring.point import PointStatus, parse_point
+from bspatial.scoring.validation import check_same_length
+from bspatial.scoring.vqa import group_accuracy
+
+Prediction = str | Sequence[float] | None
+Reference = str | Mapping[str, Any] | Region
+
+
+def as_region(reference: Reference, index: int) -> Region:
+    """Accept a region spec as a Region, a dict, or its JSON string (as stored in the dataset)."""
+    if isinstance(reference, str):
+        try:
+            reference = json.loads(reference)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"references[{index}] is not valid region-spec JSON: {reference[:80]!r}") from err
+    if isinstance(reference, Mapping):
+        try:
+            return region_from_dict(dict(reference))
+        except ValueError as err:
+            raise ValueError(f"references[{index}]: {err}") from err
+    if isinstance(reference, Region):
+        return reference
+    raise ValueError(f"references[{index}] must be a region spec (JSON string or dict), got {type(reference).__name__}")
+
+
+def prediction_points(predictions: Sequence[Prediction], regions: Sequence[Region]) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel points [N, 2] (NaN = no point) and a bool mask of predictions that could not be read."""
+    points = np.full((len(predictions), 2), np.nan)
+    unreadable = np.zeros(len(predictions), dtype=bool)
+    for i, (pred, region) in enumerate(zip(predictions, regions)):
+        if pred is None or isinstance(pred, str):
+            parse = parse_point(pred)
+            if parse.status is PointStatus.PARSED:
+                points[i] = parse.to_pixels(*region.image_size)
+            else:
+                unreadable[i] = True
+            continue
+        xy = np.asarray(pred, dtype=float).reshape(-1)
+        if xy.shape != (2,):
+            raise ValueError(f"predictions[{i}] must be raw text or an [x, y] pixel point, got {pred!r}")
+        points[i] = xy
+    return points, unreadable
+
+
+def ir_accuracy(
+    predictions: Sequence[Prediction],
+    references: Sequence[Reference],
+    tasks: Sequence[str] | None = None,
+) -> dict[str, float | int]:
+    """Score IR predictions against region specs; the ``bspatial_ir`` metric's flat result.
+
+    Keys: ``strict_accuracy``, ``tolerant_accuracy`` (percent), ``n``, ``correct`` / ``wrong`` /
+    ``none`` counts (strict assignment), ``unparseable``; with tasks (given, or read from the
+    regions' ``task`` fields when every region names one): ``task/<name>/strict`` and
+    ``task/<name>/tolerant`` and the unweighted means ``task_mean_strict_accuracy``,
+    ``task_mean_tolerant_accuracy``.
+    """
+    n = check_same_length(predictions=predictions, references=references)
+    regions = [as_region(r, i) for i, r in enumerate(references)]
+    points, unreadable = prediction_points(predictions, regions)
+    scores = score_ir(points, regions)
+    labels = np.asarray(scores.label, dtype=str)
+    result: dict[str, float | int] = {
+        "strict_accuracy": 100.0 * float(scores.strict.mean()) if n else 0.0,
+        "tolerant_accuracy": 100.0 * float(scores.tolerant.mean()) if n else 0.0,
+        "n": n,
+        "correct": int((labels == "correct").sum()),
+        "wrong": int((labels == "wrong").sum()),
+        "none": int((labels == "none").sum()),
+        "unparseable": int(unreadable.sum()),
+    }
+    if tasks is None and n and all(getattr(r, "task", None) for r in regions):
+        tasks = [r.task for r in regions]
+    if tasks is not None:
+        check_same_length(predictions=predictions, tasks=tasks)
+        for kind, values in (("strict", scores.strict), ("tolerant", scores.tolerant)):
+            per_task = group_accuracy(values, tasks)
+            for task, (acc, count) in per_task.items():
+                result[f"task/{task}/{kind}"] = acc
+                result[f"n/task/{task}"] = count
+            result[f"task_mean_{kind}_accuracy"] = float(np.mean([a for a, _ in per_task.values()])) if n else 0.0
+    return result

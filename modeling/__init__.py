@@ -1,0 +1,1 @@
+"""bspatial.modeling: the BEHAVIOR-Spatial VLA (configuration, model, processor). Filled by the model issue."""

@@ -1,0 +1,43 @@
+"""The CLI: fast help (no heavy imports), version, and hub install."""
+
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from bspatial import __version__
+from bspatial.cli import app
+
+HEAVY = ("torch", "transformers", "mujoco", "evaluate", "datasets", "lerobot")
+
+
+def test_help_lists_the_commands_without_heavy_imports():
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from bspatial.cli import app\n"
+        "r = CliRunner().invoke(app, ['--help'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print(r.output)\n"
+        f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out
+    for command in ("demo", "hub", "version"):
+        assert command in out
+
+
+def test_version():
+    result = CliRunner().invoke(app, ["version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == __version__
+
+
+def test_hub_install_writes_the_three_modules(tmp_path):
+    result = CliRunner().invoke(app, ["hub", "install", "--modules-cache", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for name in ("bspatial_vqa", "bspatial_ir", "bspatial_action"):
+        folder = tmp_path / "evaluate_modules" / "metrics" / f"evaluate-metric--{name}"
+        scripts = list(folder.glob(f"*/{name}.py"))
+        assert len(scripts) == 1 and len(scripts[0].parent.name) == 64
+        assert (scripts[0].parent / "__init__.py").is_file()
