@@ -28,13 +28,15 @@ logger = logging.getLogger(__name__)
 # Option sets used by the chance demo (the answer spaces of Table S1's direction / comparison templates).
 _DIRECTION_OPTIONS = ["front-left", "front-right", "back-left", "back-right"]
 _COMPARISON_OPTIONS = ["object 1", "object 2", "object 3", "object 4"]
+_TABLE_WIDTH = 132
 # Table 1's column suffix per category (table1_vlm_vqa.csv).
 _TABLE1_CATEGORY_COLUMNS = {"direction": "dir", "distance": "dist", "size": "size"}
 
 
 def run_demo(seed: int = 0, console: Console | None = None) -> None:
     """Seed the metric cache, load the metrics by bare name offline, print the demo tables."""
-    console = console or Console()
+    # Non-terminal consoles (make, CI logs) default to 80 columns, which wraps every cell.
+    console = console or Console(width=max(Console().width, _TABLE_WIDTH))
     from bspatial.hub import install_metrics
 
     install_metrics()

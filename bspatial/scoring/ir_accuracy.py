@@ -8,7 +8,6 @@ The manipulation IR average weights every task equally (``task_mean_*``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,21 +22,31 @@ Prediction = str | Sequence[float] | None
 Reference = str | Mapping[str, Any] | Region
 
 
-def as_region(reference: Reference, index: int) -> Region:
-    """Accept a region spec as a Region, a dict, or its JSON string (as stored in the dataset)."""
-    if isinstance(reference, str):
-        try:
-            reference = json.loads(reference)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"references[{index}] is not valid region-spec JSON: {reference[:80]!r}") from err
-    if isinstance(reference, Mapping):
-        try:
-            return region_from_dict(dict(reference))
-        except ValueError as err:
-            raise ValueError(f"references[{index}]: {err}") from err
-    if isinstance(reference, Region):
-        return reference
-    raise ValueError(f"references[{index}] must be a region spec (JSON string or dict), got {type(reference).__name__}")
+def as_regions(references: Sequence[Reference]) -> list[Region]:
+    """Region objects for a column of region specs (Region, dict, or the JSON string the dataset stores).
+
+    Identical JSON strings (the many predictions made on one query) share one region object, so
+    :func:`score_ir` prepares each distinct region once. Errors name the offending row.
+    """
+    by_string: dict[str, Region] = {}
+    regions = []
+    for i, reference in enumerate(references):
+        if isinstance(reference, str) and reference in by_string:
+            regions.append(by_string[reference])
+            continue
+        if isinstance(reference, Region):
+            region = reference
+        elif isinstance(reference, str | Mapping):
+            try:
+                region = region_from_dict(reference)
+            except ValueError as err:
+                raise ValueError(f"references[{i}]: {err}") from err
+        else:
+            raise ValueError(f"references[{i}] must be a region spec (JSON string or dict), got {type(reference).__name__}")
+        if isinstance(reference, str):
+            by_string[reference] = region
+        regions.append(region)
+    return regions
 
 
 def prediction_points(predictions: Sequence[Prediction], regions: Sequence[Region]) -> tuple[np.ndarray, np.ndarray]:
@@ -73,7 +82,7 @@ def ir_accuracy(
     ``task_mean_tolerant_accuracy``.
     """
     n = check_same_length(predictions=predictions, references=references)
-    regions = [as_region(r, i) for i, r in enumerate(references)]
+    regions = as_regions(references)
     points, unreadable = prediction_points(predictions, regions)
     scores = score_ir(points, regions)
     labels = np.asarray(scores.label, dtype=str)

@@ -81,7 +81,7 @@ def group_accuracy(correct: np.ndarray, labels: Sequence[str]) -> dict[str, tupl
     names, inverse = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
     hits = np.bincount(inverse, weights=correct.astype(float), minlength=len(names))
     counts = np.bincount(inverse, minlength=len(names))
-    return {str(n): (100.0 * h / c, int(c)) for n, h, c in zip(names, hits, counts)}
+    return {str(n): (float(100.0 * h / c), int(c)) for n, h, c in zip(names, hits, counts)}
 
 
 def vqa_accuracy(

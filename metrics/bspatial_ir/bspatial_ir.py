@@ -35,12 +35,12 @@ Returns:
 
 Examples:
     >>> import evaluate, json
-    >>> from bspatial.scoring.masks import encode_rle
     >>> import numpy as np
+    >>> from bspatial.scoring.masks import rle_encode
     >>> target = np.zeros((100, 100), bool); target[40:60, 10:30] = True
     >>> other = np.zeros((100, 100), bool); other[40:60, 70:90] = True
     >>> region = json.dumps({"kind": "reach", "image_size": [100, 100], "task": "reach_dice",
-    ...     "target_masks": [encode_rle(target)], "distractor_masks": [encode_rle(other)]})
+    ...     "targets": [rle_encode(target)], "distractors": [rle_encode(other)]})
     >>> ir = evaluate.load("metrics/bspatial_ir")  # or "bspatial_ir" after `bspatial hub install`
     >>> result = ir.compute(
     ...     predictions=['{"results": {"target": {"x": 200, "y": 500}}}', '(800, 500)', 'no idea'],

@@ -1,0 +1,150 @@
+"""Wilson intervals, Spearman with ties and matched-pair contrasts against hand-computed references."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bspatial.scoring.stats import (
+    PairedContrast,
+    average_ranks,
+    exact_mcnemar_p,
+    matched_pair_contrast,
+    spearman,
+    wilson_interval,
+)
+
+Z95 = 1.959963984540054  # Phi^-1(0.975), as printed in statistical tables to 15 digits
+
+
+def _wilson_by_quadratic(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Reference: the Wilson bounds are the roots p of (k/n - p)^2 = z^2 p (1 - p) / n."""
+    p_hat = k / n
+    a = 1 + z * z / n
+    b = -(2 * p_hat + z * z / n)
+    c = p_hat * p_hat
+    root = math.sqrt(b * b - 4 * a * c)
+    return (-b - root) / (2 * a), (-b + root) / (2 * a)
+
+
+@pytest.mark.parametrize("k,n,expected", [
+    (0, 10, (0.0, 0.2775)),      # textbook values (Brown, Cai & DasGupta 2001 style tables)
+    (10, 10, (0.7225, 1.0)),
+    (5, 10, (0.2366, 0.7634)),
+    (131, 469, (0.2406, 0.3216)),  # 27.9% of the held-out set
+    (49, 700, (0.0534, 0.0913)),   # 7.0% of the prompt probe (hand: centre 0.07235, half 0.01900)
+])
+def test_wilson_known_values(k, n, expected):
+    low, high = wilson_interval(k, n)
+    assert (round(low, 4), round(high, 4)) == expected
+
+
+@pytest.mark.parametrize("k,n", [(1, 10), (3, 7), (131, 469), (195, 469), (70, 700), (399, 401)])
+def test_wilson_matches_the_quadratic_form(k, n):
+    low, high = wilson_interval(k, n)
+    ref_low, ref_high = _wilson_by_quadratic(k, n)
+    assert low == pytest.approx(ref_low, abs=1e-12)
+    assert high == pytest.approx(ref_high, abs=1e-12)
+
+
+def test_wilson_other_confidence_and_empty():
+    low, high = wilson_interval(5, 10, confidence=0.90)
+    ref = _wilson_by_quadratic(5, 10, z=1.6448536269514722)
+    assert (low, high) == pytest.approx(ref, abs=1e-12)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"successes": 11, "n": 10}, "successes must be <= n"),
+    ({"successes": 0, "n": -1}, "n must be >= 0"),
+    ({"successes": -1, "n": 10}, "successes must be >= 0"),
+    ({"successes": 1, "n": 10, "confidence": 1.0}, "confidence must be in"),
+    ({"successes": 1, "n": 10, "confidence": 0.0}, "confidence must be in"),
+    ({"successes": 1.5, "n": 10}, "successes must be an integer"),
+])
+def test_wilson_rejects_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        wilson_interval(**kwargs)
+
+
+def test_average_ranks_share_ties():
+    assert average_ranks([3, 1, 3, 3, 2]) == [4.0, 1.0, 4.0, 4.0, 2.0]
+
+
+def test_spearman_with_ties_by_hand():
+    # x ranks [1, 2.5, 2.5, 4], y ranks [1, 3, 2, 4]; deviations from 2.5:
+    # dx = [-1.5, 0, 0, 1.5], dy = [-1.5, .5, -.5, 1.5]; sum dx*dy = 4.5, sum dx^2 = 4.5, sum dy^2 = 5
+    assert spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(4.5 / math.sqrt(4.5 * 5))
+    # Ties on both sides: x ranks [1.5, 1.5, 3, 4, 5], y ranks [2, 2, 2, 4.5, 4.5] (mean 3).
+    # dx = [-1.5, -1.5, 0, 1, 2], dy = [-1, -1, -1, 1.5, 1.5]: sum dx*dy = 1.5+1.5+0+1.5+3 = 7.5,
+    # sum dx^2 = 2.25+2.25+0+1+4 = 9.5, sum dy^2 = 1+1+1+2.25+2.25 = 7.5.
+    assert spearman([10, 10, 20, 30, 40], [5, 5, 5, 9, 9]) == pytest.approx(7.5 / math.sqrt(9.5 * 7.5))
+
+
+def test_spearman_without_ties_matches_the_shortcut():
+    x, y = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
+    d2 = sum((a - b) ** 2 for a, b in zip(x, y))
+    assert spearman(x, y) == pytest.approx(1 - 6 * d2 / (5 * (25 - 1)))
+    assert spearman(x, [-v for v in x]) == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("x,y,message", [
+    ([1, 2], [1, 2, 3], "same length"),
+    ([1], [1], "at least 2"),
+    ([1, 1, 1], [1, 2, 3], "x is constant"),
+    ([1, 2, float("nan")], [1, 2, 3], r"x\[2\] must be finite"),
+])
+def test_spearman_rejects_bad_input(x, y, message):
+    with pytest.raises(ValueError, match=message):
+        spearman(x, y)
+
+
+def test_exact_mcnemar_by_hand():
+    # 6 vs 16 discordant: 2 * sum_{i<=6} C(22, i) / 2^22 = 2 * 110056 / 4194304
+    assert exact_mcnemar_p(6, 16) == pytest.approx(2 * 110056 / 4194304)
+    assert exact_mcnemar_p(0, 0) == 1.0
+    assert exact_mcnemar_p(3, 3) == 1.0
+    assert exact_mcnemar_p(0, 5) == pytest.approx(2 / 32)
+
+
+def _pairs(both: int, a_only: int, b_only: int, neither: int) -> tuple[list[bool], list[bool]]:
+    a = [True] * both + [True] * a_only + [False] * b_only + [False] * neither
+    b = [True] * both + [False] * a_only + [True] * b_only + [False] * neither
+    return a, b
+
+
+def test_newcombe_interval_matches_published_example():
+    # Cavo et al. (2012) complete response before/after consolidation, table [[59, 6], [16, 80]];
+    # Fagerland, Lydersen & Laake (2014, ch. 8) Newcombe square-and-add: -0.0621 (-0.1186 to -0.0046).
+    contrast = matched_pair_contrast(*_pairs(59, 6, 16, 80))
+    assert isinstance(contrast, PairedContrast)
+    assert contrast.n_pairs == 161
+    assert (contrast.a_only, contrast.b_only) == (6, 16)
+    assert round(contrast.difference, 2) == -6.21
+    assert round(contrast.ci_low, 2) == -11.86
+    assert round(contrast.ci_high, 2) == -0.46
+    assert contrast.p_value == pytest.approx(2 * 110056 / 4194304)
+
+
+def test_contrast_rates_and_degenerate_tables():
+    contrast = matched_pair_contrast(*_pairs(10, 0, 0, 10))
+    assert contrast.difference == 0.0 and contrast.p_value == 1.0
+    assert contrast.ci_low < 0.0 < contrast.ci_high  # no discordant pairs still gives a real interval
+    all_a = matched_pair_contrast([True] * 20, [False] * 20)
+    assert (all_a.rate_a, all_a.rate_b, all_a.difference) == (100.0, 0.0, 100.0)
+    assert -100.0 <= all_a.ci_low <= all_a.ci_high == 100.0
+    assert all_a.p_value == pytest.approx(2 / 2**20)
+    # numpy-free 0/1 input is accepted like booleans
+    assert matched_pair_contrast([1, 0], [0, 0]).a_only == 1
+
+
+@pytest.mark.parametrize("a,b,message", [
+    ([True], [True, False], "same length"),
+    ([], [], "at least one"),
+    ([True, 2], [True, False], r"a\[1\] must be a bool"),
+    ([True, False], [True, 0.5], r"b\[1\] must be a bool"),
+])
+def test_contrast_rejects_bad_input(a, b, message):
+    with pytest.raises(ValueError, match=message):
+        matched_pair_contrast(a, b)
