@@ -129,7 +129,7 @@ _NOT_PLAIN = re.compile(r"answer|option|choice|selection", re.IGNORECASE)
 _FAST_LETTER = re.compile(r"\s*(?:\(\s*([A-Za-z])\s*\)|\[\s*([A-Za-z])\s*\]|([A-Za-z])[.:)]?)\s*")
 _FAST_LABEL = re.compile(r"\s*(?:\(([A-Za-z])\)[ \t]+|([A-Za-z])(?:\.[ \t]*|[:)][ \t]+))([^\n]+?)\s*\.?\s*")
 _FAST_STATEMENT = re.compile(
-    r"\s*(?:the\s+)?(?:correct\s+|final\s+)?answer\s*(?:is|:)\s*(?:\(([A-Za-z])\)|([A-Za-z]))"
+    r"\s*(?:the\s+)?(?:correct\s+|final\s+)?answer\s*(?:is(?!\w)|:)\s*(?:\(([A-Za-z])\)|([A-Za-z]))"
     r"(?:(?:[.:)][ \t]*|[ \t]+)([^\n]+?))?\s*\.?\s*",
     re.IGNORECASE,
 )
@@ -145,8 +145,9 @@ _JSON_FIELD = re.compile(
 # Step 3: explicit answer statements. The letter (or option text) follows the anchor.
 _ANCHOR = re.compile(
     r"(?:(?<!\w)answer(?:\s+to\s+(?:the|this)\s+question)?\s*"
-    r"(?:is|must\s+be|would\s+be|should\s+be|will\s+be|[:：=])\s*[:：]?"
-    r"|(?<!\w)(?:best|correct|right|final|my)\s+(?:choice|option|selection)\s+(?:is|would\s+be|should\s+be)\s*[:：]?"
+    r"(?:(?:is|must\s+be|would\s+be|should\s+be|will\s+be)(?!\w)|[:：=])\s*[:：]?"
+    r"|(?<!\w)(?:best|correct|right|final|my)\s+(?:choice|option|selection)\s+(?:is|would\s+be|should\s+be)(?!\w)"
+    r"\s*[:：]?"
     r"|(?<!\w)I\s+(?:would\s+|will\s+|['’]ll\s+)?(?:choose|pick|select|go\s+with)(?!\w)"
     # Chinese / Japanese / Korean: 答案是B, 答案为：C, 选D, 选项C, 答えはB, 정답은 b, 답: a, 옵션 C.
     r"|(?:正确)?答案(?:应该)?(?:是|为)|答案|(?:正确)?选项(?:是|为)?|选|答え(?:は)?|정답은|정답|답은|답|옵션)"
@@ -174,10 +175,11 @@ _CONTINUATION = re.compile(
 )
 
 # Step 4: implicit forms.
+# Applied to each of str.splitlines() (so \r\n and other line breaks count), hence \s inside.
 _LINE_LABEL = re.compile(
-    rf"[ \t]*(?:[-•>][ \t]+)?(?:{_OPEN}[ \t]*([A-Za-z])[ \t]*{_CLOSE}[.:]?"
+    rf"\s*(?:[-•>]\s+)?(?:{_OPEN}\s*([A-Za-z])\s*{_CLOSE}[.:]?"
     # "C." (not "A.I." / "e.g."), "C:", "C)", or a letter alone on its line.
-    r"|([A-Za-z])(?:\.(?![A-Za-z]\.)|[:)）](?!\w)|[!]?(?=[ \t]*$)|[ \t]+[-–—](?=[ \t])))"
+    r"|([A-Za-z])(?:\.(?![A-Za-z]\.)|[:)）](?!\w)|[!]?(?=\s*$)|\s+[-–—](?=\s)))"
 )
 # The whole reply is a letter with a bare prefix: "Option C", "Answer C", "Final answer (c)".
 _PREFIXED_LETTER = re.compile(
@@ -197,7 +199,7 @@ _BARE_LETTER = re.compile(rf"\s*{_OPEN}*\s*([A-Za-z])\s*{_CLOSE}*[.!。]?\s*")  
 
 # Step 5 and reasons.
 _OPTION_NOISE = re.compile(r"[\s\-_]+")
-_OPTION_EDGES = "\"'“”‘’`*()[]{}（）【】.,;:!?。，；：！？ \t\n"
+_OPTION_EDGES = "\"'“”‘’`*()[]{}（）【】.,;:!?。，；：！？ \t\n\r"
 _LEADING_ARTICLE = re.compile(r"(?:the|a|an)\s+(?=\S)")
 _REFUSAL = re.compile(
     r"\b(?:cannot|can't|can not|unable to|not able to|impossible to|sorry|don't know|do not know|"
@@ -266,6 +268,7 @@ def parse_choices(
 
     Raises:
         ValueError: ``options`` has a different length than ``texts``, or an entry is invalid.
+        TypeError: a reply is neither a string nor None.
 
     Example:
         >>> [p.letter for p in parse_choices(["C", "b. under", "I am not sure"])]
@@ -633,7 +636,7 @@ def _from_statements(body: str, choices: _Choices) -> _Outcome | None:
 
 def _read_value(after: str, choices: _Choices) -> _Outcome:
     """What follows an answer anchor: a letter, alternatives, an option's text, or nothing usable."""
-    line = after.lstrip().split("\n", 1)[0]
+    line = _first_line(after.lstrip())
     m = _VALUE.match(after)
     if m:
         letter = m.group(1).upper()
@@ -642,7 +645,7 @@ def _read_value(after: str, choices: _Choices) -> _Outcome:
         if alt and alt.group(1).upper() != letter:
             return None, REASON_AMBIGUOUS
         if _CONTINUATION.match(tail):
-            return _label_outcome(letter, tail.split("\n", 1)[0], choices, REASON_STATEMENT)
+            return _label_outcome(letter, _first_line(tail), choices, REASON_STATEMENT)
     # No letter token, or a letter that may be an article ("the answer is a cup"): the whole line
     # as an option's text, then the letter followed by an option's text ("(C) front").
     named = _option_letters(line, choices)
@@ -651,10 +654,15 @@ def _read_value(after: str, choices: _Choices) -> _Outcome:
     if named:
         return None, REASON_AMBIGUOUS
     if m:
-        rest = after[m.end() :].split("\n", 1)[0]
+        rest = _first_line(after[m.end() :])
         if _option_letters(rest, choices):
             return _label_outcome(m.group(1), rest, choices, REASON_STATEMENT)
     return None, REASON_NO_ANSWER
+
+
+def _first_line(text: str) -> str:
+    lines = text.splitlines()
+    return lines[0] if lines else ""
 
 
 def _from_implicit(body: str, choices: _Choices) -> _Outcome | None:
@@ -675,7 +683,7 @@ def _from_implicit(body: str, choices: _Choices) -> _Outcome | None:
     m = _PREFIXED_LETTER.fullmatch(body)
     if m:
         take(m.group(1))
-    for line in body.split("\n"):
+    for line in body.splitlines():
         m = _LINE_LABEL.match(line)
         if m:
             rest = line[m.end() :]

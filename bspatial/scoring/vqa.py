@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from bspatial.scoring.choice import LETTERS, ChoiceParse, ParseStatus, parse_choices
 from bspatial.scoring.validation import check_same_length, check_vocabulary
@@ -78,7 +79,8 @@ def group_accuracy(correct: np.ndarray, labels: Sequence[str]) -> dict[str, tupl
         >>> group_accuracy(np.array([True, False, True]), ["a", "a", "b"])
         {'a': (50.0, 2), 'b': (100.0, 1)}
     """
-    names, inverse = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    # pandas' hash factorisation: several times faster than np.unique's sort on 100k strings.
+    inverse, names = pd.factorize(np.asarray(labels, dtype=object), sort=True)
     hits = np.bincount(inverse, weights=correct.astype(float), minlength=len(names))
     counts = np.bincount(inverse, minlength=len(names))
     return {str(n): (float(100.0 * h / c), int(c)) for n, h, c in zip(names, hits, counts)}

@@ -6,15 +6,14 @@ Each table row is realised as episodes: count = round(rate * n / 100) correct ep
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
 
 import pytest
+
+from bspatial.reference import load_table
 
 from bspatial.scoring.action import ActionRates, RateWithCI, action_rates
 from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, canonical_task_name, get_task
 
-TABLES = Path(__file__).resolve().parents[1] / "fixtures" / "paper_tables"
 POLICIES = {  # Table S9/S10 column prefix -> Table 4 policy row
     "base": "pi0.5-Qwen (frozen VLM)",
     "dot100": "+ dot IR",
@@ -24,8 +23,7 @@ POLICIES = {  # Table S9/S10 column prefix -> Table 4 policy row
 
 
 def _rows(name: str) -> list[dict[str, str]]:
-    with open(TABLES / name, newline="") as handle:
-        return list(csv.DictReader(handle))
+    return load_table(name.removesuffix(".csv"))
 
 
 def _count(rate: str, n: int) -> int:

@@ -62,7 +62,8 @@ REAL_WORLD = [
     ("答案是C。", None, "C", "answer_statement"),
     # Reasoning before the final answer.
     (
-        "Looking at the image, the mug is farther from the camera than the plate, so it is in front.\n\nAnswer: C. front",
+        "Looking at the image, the mug is farther from the camera than the plate, so it is in front.\n\n"
+        "Answer: C. front",
         DIRECTIONS,
         "C",
         "answer_statement",
@@ -73,6 +74,8 @@ REAL_WORLD = [
     ("I first thought the answer is A. Looking again, the answer is D.", None, "D", "answer_statement"),
     ("C. front\nExplanation: the mug is farther from the camera.", DIRECTIONS, "C", "letter"),
     ("Based on the image, C", None, "C", "letter"),
+    ("The mug is farther from the camera.\r\nC\r\n", None, "C", "letter"),  # Windows line breaks
+    ("Answer:\r\nC. front\r\n", DIRECTIONS, "C", "answer_statement"),
     # Markdown and containers.
     ("**C**", None, "C", "letter"),
     ("*C. front*", DIRECTIONS, "C", "letter"),

@@ -147,8 +147,11 @@ def test_to_pixels_scales_from_the_prompt_grid():
     assert POINT_SCALE == 1000
 
 
-@pytest.mark.parametrize(("width", "height", "field"), [(0, 224, "width"), (224, -1, "height"), ("224", 224, "width"),
-                                                       (True, 224, "width"), (224, float("nan"), "height")])  # fmt: skip
+BAD_SIZES = [(0, 224, "width"), (224, -1, "height"), ("224", 224, "width"), (True, 224, "width"),
+             (224, float("nan"), "height")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("width", "height", "field"), BAD_SIZES)
 def test_to_pixels_rejects_bad_sizes(width, height, field):
     with pytest.raises(ValueError, match=f"{field} must be a positive number of pixels"):
         parse_point("(500, 500)").to_pixels(width, height)

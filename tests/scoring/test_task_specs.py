@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
 
 import pytest
+
+from bspatial.reference import load_table
 
 from bspatial.scoring.task_specs import (
     MANIPULATION_EVAL_TASKS,
@@ -21,12 +21,10 @@ from bspatial.scoring.task_specs import (
     get_task,
 )
 
-TABLES = Path(__file__).resolve().parents[1] / "fixtures" / "paper_tables"
 
 
 def _rows(name: str) -> list[dict[str, str]]:
-    with open(TABLES / name, newline="") as handle:
-        return list(csv.DictReader(handle))
+    return load_table(name.removesuffix(".csv"))
 
 
 def test_counts_of_tasks():
