@@ -25,6 +25,8 @@ def _packages() -> list[str]:
 def _data_files() -> list[tuple[str, list[str]]]:
     entries = []
     for top in ("datasets", "metrics"):
+        if not Path(top).is_dir():
+            continue
         for folder in sorted(p for p in Path(top).rglob("*") if p.is_dir()) + [Path(top)]:
             files = [str(f) for f in sorted(folder.iterdir()) if f.is_file() and f.suffix != ".pyc"]
             if files:

@@ -34,6 +34,19 @@ def check_vocabulary(field: str, values: Sequence[Any], vocabulary: Sequence[str
         ValueError: categories[1] must be one of ['direction', 'distance', 'size'], got 'colour'
     """
     allowed = set(vocabulary)
+    try:
+        if allowed.issuperset(values):  # one C-level pass over 100k labels; the loop only finds the culprit
+            return
+    except TypeError:  # an unhashable entry: the loop below names it
+        pass
     for i, value in enumerate(values):
-        if value not in allowed:
+        if not _hashable(value) or value not in allowed:
             raise ValueError(f"{field}[{i}] must be one of {list(vocabulary)}, got {value!r}")
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
