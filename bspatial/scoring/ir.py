@@ -62,7 +62,8 @@ from bspatial.scoring.geometry import (
     ray_box_entries,
     ray_plane_hits,
 )
-from bspatial.scoring.masks import Mask, short_repr
+from bspatial.scoring.masks import Mask
+from bspatial.scoring.validation import short_repr
 
 IRLabel = Literal["correct", "wrong", "none"]
 RegionKind = Literal["reach", "directional_placement", "container_placement"]
@@ -298,7 +299,7 @@ class ReachRegion:
         image_size: ``(width, height)`` of the frame the point refers to.
         targets: accepted target masks (at least one; none may be empty).
         distractors: masks of the other candidate objects (may be empty).
-        task: optional task name (used by :func:`task_mean`).
+        task: optional task name (per-task means: :func:`bspatial.scoring.aggregate.task_mean`).
     """
 
     kind: ClassVar[RegionKind] = "reach"
@@ -767,32 +768,3 @@ def _item_detail(point_px: tuple[float, float] | None, region: Region) -> str:
     if not (0 <= u <= width and 0 <= v <= height):
         return "outside_image"
     return region._reference(u, v)
-
-
-def task_mean(values: np.ndarray, tasks: Sequence[str]) -> tuple[float, dict[str, float]]:
-    """Unweighted mean over tasks of per-task mean accuracies, in percent.
-
-    The paper reports task-grounded manipulation VQA and IR accuracy as averages of per-task
-    accuracies, each of the 14 tasks weighted equally (Appendix 14, "Placement IR Scoring").
-
-    Args:
-        values: per-item scores in [0, 1] (bool or float) [N].
-        tasks: the task of each item [N].
-
-    Returns:
-        ``(mean over tasks, {task: per-task mean})``, both in percent; tasks in sorted order.
-
-    Example:
-        >>> task_mean(np.array([1, 0, 1, 1]), ["a", "a", "b", "b"])
-        (75.0, {'a': 50.0, 'b': 100.0})
-    """
-    scores = np.asarray(values, dtype=float).reshape(-1)
-    if len(tasks) != scores.size:
-        raise ValueError(f"tasks: expected one task per value ({scores.size}), got {len(tasks)}")
-    if scores.size == 0:
-        raise ValueError("values: expected at least one value, got an empty array")
-    if not np.isfinite(scores).all():
-        raise ValueError(f"values: must be finite, got {short_repr(scores[~np.isfinite(scores)].tolist())}")
-    names, inverse = np.unique(np.asarray(tasks, dtype=str), return_inverse=True)
-    per_task = np.bincount(inverse, weights=scores) / np.bincount(inverse) * 100.0
-    return float(per_task.mean()), {str(n): float(p) for n, p in zip(names, per_task)}

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from bspatial.scoring.aggregate import group_accuracy, task_mean
 from bspatial.scoring.ir import Region, region_from_dict, score_ir
 from bspatial.scoring.point import PointParse, PointStatus, parse_point
 from bspatial.scoring.validation import check_same_length
-from bspatial.scoring.vqa import group_accuracy
 
 Prediction = str | Sequence[float] | None
 Reference = str | Mapping[str, Any] | Region
@@ -113,5 +113,5 @@ def ir_accuracy(
             for task, (acc, count) in per_task.items():
                 result[f"task/{task}/{kind}"] = acc
                 result[f"n/task/{task}"] = count
-            result[f"task_mean_{kind}_accuracy"] = float(np.mean([a for a, _ in per_task.values()])) if n else 0.0
+            result[f"task_mean_{kind}_accuracy"] = task_mean(values, tasks)[0] if n else 0.0
     return result

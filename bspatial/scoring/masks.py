@@ -34,14 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from bspatial.scoring.validation import short_repr
+
 # PNG modes whose single channel reads directly as "non-zero = in the mask".
 _PNG_MODES = ("1", "L", "I", "I;16")
-
-
-def short_repr(value: Any, limit: int = 80) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for error messages about large values."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def rle_encode(mask: np.ndarray) -> dict[str, list[int]]:

@@ -6,6 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages about large values."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_same_length(**fields: Sequence[Any]) -> int:
     """Raise ValueError unless every named sequence has the same length; return that length.
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from bspatial.scoring.aggregate import group_accuracy, task_mean
 from bspatial.scoring.choice import LETTERS, ChoiceParse, ParseStatus, parse_choices
 from bspatial.scoring.validation import check_same_length, check_vocabulary
 
@@ -72,20 +72,6 @@ def _check_letter(index: int, letter: str) -> str:
     return letter
 
 
-def group_accuracy(correct: np.ndarray, labels: Sequence[str]) -> dict[str, tuple[float, int]]:
-    """Accuracy (percent) and count of ``correct`` per distinct label, vectorised.
-
-    Example:
-        >>> group_accuracy(np.array([True, False, True]), ["a", "a", "b"])
-        {'a': (50.0, 2), 'b': (100.0, 1)}
-    """
-    # pandas' hash factorisation: several times faster than np.unique's sort on 100k strings.
-    inverse, names = pd.factorize(np.asarray(labels, dtype=object), sort=True)
-    hits = np.bincount(inverse, weights=correct.astype(float), minlength=len(names))
-    counts = np.bincount(inverse, minlength=len(names))
-    return {str(n): (float(100.0 * h / c), int(c)) for n, h, c in zip(names, hits, counts)}
-
-
 def vqa_accuracy(
     predictions: Sequence[str | None],
     references: Sequence[str],
@@ -129,8 +115,7 @@ def vqa_accuracy(
         cells = [f"{s}/{c}" for s, c in zip(groups["setting"], groups["category"])]
         _add_groups(result, scores.correct, cells, lambda name: name)
     if groups["task"] is not None and n:
-        per_task = group_accuracy(scores.correct, groups["task"])
-        result["task_mean_accuracy"] = float(np.mean([acc for acc, _ in per_task.values()]))
+        result["task_mean_accuracy"] = task_mean(scores.correct, groups["task"])[0]
     return result
 
 

@@ -21,7 +21,6 @@ from bspatial.scoring.ir import (
     regions_from_json,
     score_ir,
     score_ir_item,
-    task_mean,
     tolerance_px,
 )
 from bspatial.scoring.masks import Mask
@@ -569,19 +568,3 @@ ROT_T[0][0] = 2.0
 def test_validation_errors_name_field_and_value(spec, match):
     with pytest.raises(ValueError, match=match):
         region_from_dict(spec)
-
-
-# --------------------------------------------------------------------------- task_mean
-
-
-def test_task_mean_is_unweighted_over_tasks():
-    values = np.array([1, 1, 1, 1, 0, 0])  # task a: 4/4, task b: 0/2
-    mean, per_task = task_mean(values, ["a", "a", "a", "a", "b", "b"])
-    assert per_task == {"a": 100.0, "b": 0.0}
-    assert mean == 50.0  # pooled would be 66.7
-    with pytest.raises(ValueError, match=r"tasks: expected one task per value \(6\), got 2"):
-        task_mean(values, ["a", "b"])
-    with pytest.raises(ValueError, match=r"values: expected at least one value"):
-        task_mean(np.array([]), [])
-    with pytest.raises(ValueError, match=r"values: must be finite, got \[nan\]"):
-        task_mean(np.array([1.0, np.nan]), ["a", "b"])
