@@ -42,6 +42,18 @@ def hub_install(
         typer.echo(f"installed {path}")
 
 
+def _register_evaluation_commands() -> None:
+    # The command functions live with their subsystems; their modules keep heavy imports inside
+    # the functions, so registering them here costs nothing at `--help` time.
+    from bspatial.evaluation.vlm.cli import eval_vlm, report
+
+    app.command("eval-vlm")(eval_vlm)
+    app.command("report")(report)
+
+
+_register_evaluation_commands()
+
+
 @app.command()
 def demo(
     seed: Annotated[int, typer.Option(help="Seed of the chance reference model.")] = 0,

@@ -1,0 +1,158 @@
+"""Simulator speed: (a) RGB+depth+seg fps per 224x224 camera, our 2-pass path vs ``mujoco.Renderer``'s
+three passes, side by side in one run; (b) closed-loop control rate with the three robot cameras at
+224x224 on one core. (c) (scripted-expert success) arrives with the experts.
+
+Both render paths draw the same scene and cameras from the same state, alternating in rounds; ours is
+:class:`bspatial.sim.render.SegmentationRenderer` (one scene update, an RGB pass and a segmentation pass
+that also reads depth, decoded to instance ids and metric depth); the reference is ``mujoco.Renderer``
+with ``update_scene`` + RGB render, depth render and segmentation render (its documented way to get
+all three). Part (b) pins the process to one CPU and sets ``LP_NUM_THREADS=1`` (Mesa llvmpipe would
+otherwise render with every core) before mujoco is imported; one control step = ``step`` (8 physics
+substeps, 1/30 s simulated) + three 224x224 renders + ``robot_state``. Target (issue 3): >= 30 Hz.
+
+Run: ``.venv/bin/python benchmarks/sim.py`` (``--help`` for options).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import time
+
+logger = logging.getLogger("benchmarks.sim")
+CONTROL_TARGET_HZ = 30.0
+
+
+def _pin_to_one_core() -> str:
+    os.environ.setdefault("LP_NUM_THREADS", "1")
+    if hasattr(os, "sched_setaffinity"):
+        cpu = min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpu})
+        return f"cpu {cpu}, LP_NUM_THREADS={os.environ['LP_NUM_THREADS']}"
+    return "affinity not supported here"
+
+
+def benchmark_scene():
+    """A kitchen-counter-like scene: a counter, a table, eight small objects, the robot facing them."""
+    import numpy as np
+
+    from bspatial.sim.spec import ObjectSpec, Part, Pose, SceneSpec, box_object, table_object
+
+    rng = np.random.default_rng(0)
+    objects = [table_object("countertop_0", "countertop", (0.7, 1.6), 0.9, (0.95, 0.0)),
+               table_object("table_0", "breakfast_table", (0.8, 0.8), 0.75, (0.0, 1.4))]
+    for i in range(4):
+        objects.append(box_object(f"box_{i}", "box_of_cereal", (0.06, 0.18, 0.26), (0.85, -0.6 + 0.4 * i, 1.03),
+                                  rgba=(*rng.uniform(0.2, 0.9, 3), 1.0)))
+    for i in range(4):
+        objects.append(ObjectSpec(f"plate_{i}", "plate", (Part("cylinder", (0.1, 0.02), rgba=(0.95, 0.95, 0.92, 1)),),
+                                  Pose((1.1, -0.45 + 0.3 * i, 0.91))))
+    return SceneSpec("benchmark", objects=tuple(objects))
+
+
+ROUNDS = 8   # the two render paths alternate in rounds, so load from other processes hits both alike
+
+
+def _frames(fn, cameras, seconds: float) -> tuple[int, float]:
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        fn(cameras[n % len(cameras)])
+        n += 1
+    return n, time.perf_counter() - start
+
+
+def render_fps(seconds: float, size: int) -> tuple[float, float]:
+    """(ours, mujoco.Renderer) RGB+depth+seg frames per second, cycling the three robot cameras."""
+    import mujoco
+
+    from bspatial.sim.mujoco_backend import MujocoBackend
+    from bspatial.sim.render import SegmentationRenderer
+
+    sim = MujocoBackend(camera_size=size, max_render_size=size)
+    sim.load(benchmark_scene())
+    cameras = ("head", "left_wrist", "right_wrist")
+    ids = {c: sim._camera_ids[c] for c in cameras}
+    with SegmentationRenderer(sim.model, sim.geom_instance, size, size) as ours, \
+            mujoco.Renderer(sim.model, size, size) as ref:
+        def two_passes(cam: str):
+            return ours.render(sim.data, ids[cam], size, size)
+
+        def three_passes(cam: str):
+            ref.update_scene(sim.data, cam)
+            rgb = ref.render()
+            ref.enable_depth_rendering()
+            depth = ref.render()
+            ref.disable_depth_rendering()
+            ref.enable_segmentation_rendering()
+            seg = ref.render()
+            ref.disable_segmentation_rendering()
+            return rgb, depth, seg
+
+        totals = {two_passes: [0, 0.0], three_passes: [0, 0.0]}
+        for fn in totals:                     # warm-up: first frames compile shaders / allocate
+            _frames(fn, cameras, 0.2)
+        for _ in range(ROUNDS):
+            for fn, total in totals.items():
+                n, dt = _frames(fn, cameras, seconds / ROUNDS)
+                total[0] += n
+                total[1] += dt
+    sim.close()
+    (n_ours, t_ours), (n_ref, t_ref) = totals.values()
+    return n_ours / t_ours, n_ref / t_ref
+
+
+def control_rate(seconds: float, size: int) -> tuple[float, float]:
+    """(closed-loop Hz with 3 cameras, physics-only Hz) over a sinusoidal arm motion."""
+    import numpy as np
+
+    from bspatial.sim.mujoco_backend import MujocoBackend
+
+    sim = MujocoBackend(camera_size=size)
+    sim.load(benchmark_scene())
+    home = sim.hold_action()
+
+    def loop(with_cameras: bool) -> float:
+        sim.reset()
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            action = home.copy()
+            action[7:14] += 0.2 * np.sin(0.1 * n)
+            action[15:22] -= 0.2 * np.sin(0.1 * n)
+            action[0] = 0.1
+            if sim.step(action).status != "ok":
+                raise RuntimeError(f"benchmark episode hit sim_error: {sim.message}")
+            if with_cameras:
+                for cam in ("head", "left_wrist", "right_wrist"):
+                    sim.render(cam)
+            sim.robot_state()
+            n += 1
+        return n / (time.perf_counter() - start)
+
+    loop(True)   # warm-up
+    hz, physics_hz = loop(True), loop(False)
+    sim.close()
+    return hz, physics_hz
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=4.0, help="measuring time per path")
+    parser.add_argument("--size", type=int, default=224, help="camera width = height")
+    parser.add_argument("--all-cores", action="store_true", help="do not pin to one core")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    where = "all cores" if args.all_cores else _pin_to_one_core()
+    import bspatial.sim  # noqa: F401  (sets the headless MUJOCO_GL default before mujoco is imported)
+
+    logger.info("MUJOCO_GL=%s, %s", os.environ.get("MUJOCO_GL"), where)
+    ours, ref = render_fps(args.seconds, args.size)
+    logger.info("(a) RGB+depth+seg per %dx%d camera: ours (2 passes) %.1f fps | mujoco.Renderer (3 passes) %.1f fps "
+                "| ratio %.2fx", args.size, args.size, ours, ref, ours / ref)
+    hz, physics_hz = control_rate(args.seconds, args.size)
+    logger.info("(b) closed loop, 3 cameras at %dx%d: %.1f Hz (target >= %.0f: %s); physics + state only %.0f Hz",
+                args.size, args.size, hz, CONTROL_TARGET_HZ, "met" if hz >= CONTROL_TARGET_HZ else "MISSED", physics_hz)
+
+
+if __name__ == "__main__":
+    main()

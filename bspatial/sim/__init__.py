@@ -1,0 +1,59 @@
+"""The embedded household simulator: backend-neutral scene specs, the backend protocol, the MuJoCo default.
+
+Public API (lazy: importing :mod:`bspatial.sim` imports neither mujoco nor any GL library):
+
+* :mod:`bspatial.sim.spec`: ``SceneSpec``, ``ObjectSpec``, ``Part``, ``Pose``, ``Surface``, ``CameraSpec``,
+  ``LightSpec``, ``RobotSpawn``, ``Texture``, ``box_object``, ``table_object``, ``behavior_categories``.
+* :mod:`bspatial.sim.backend`: ``SimBackend`` (Protocol), ``CameraFrame``, ``Contact``, ``ObjectPose``,
+  ``BoundingBox``, ``RobotState``, ``StepResult``, ``ACTION_DIM``, ``ACTION_SLICES``.
+* :mod:`bspatial.sim.mujoco_backend`: ``MujocoBackend``.
+* :mod:`bspatial.sim.robot`: the R1Pro-like robot, ``PROPRIO_SLICES``, ``solve_ik``.
+
+MuJoCo picks its OpenGL platform from ``MUJOCO_GL`` when it is first imported, so this package sets a
+headless default (``egl``, else ``osmesa`` when only libOSMesa is present) unless the user already chose
+one; nothing is loaded or rendered here.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import importlib
+import os
+import sys
+
+
+def default_gl_platform() -> str | None:
+    """The headless MuJoCo GL platform this machine can offer: "egl", "osmesa" or None."""
+    if ctypes.util.find_library("EGL"):
+        return "egl"
+    if ctypes.util.find_library("OSMesa"):
+        return "osmesa"
+    return None
+
+
+def _set_gl_default() -> None:
+    # Only before mujoco is imported (afterwards the variable has no effect) and never over a user choice.
+    if "MUJOCO_GL" in os.environ or "mujoco" in sys.modules or sys.platform != "linux":
+        return
+    platform = default_gl_platform()
+    if platform is not None:
+        os.environ["MUJOCO_GL"] = platform
+
+
+_set_gl_default()
+
+_EXPORTS = {
+    "spec": ("SceneSpec", "ObjectSpec", "Part", "Pose", "Surface", "CameraSpec", "LightSpec", "RobotSpawn",
+             "Texture", "box_object", "table_object", "behavior_categories"),
+    "backend": ("SimBackend", "CameraFrame", "Contact", "ObjectPose", "BoundingBox", "RobotState", "StepResult",
+                "ACTION_DIM", "ACTION_SLICES"),
+    "mujoco_backend": ("MujocoBackend",),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

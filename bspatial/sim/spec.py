@@ -1,0 +1,400 @@
+"""Backend-neutral scene description: what is in a household scene, in SI units, no simulator types.
+
+A task's scene generator fills a :class:`SceneSpec`; a backend (:mod:`bspatial.sim.mujoco_backend`,
+later OmniGibson) turns it into a world. Nothing here imports a simulator, so specs can be built,
+validated and serialised anywhere.
+
+Conventions:
+
+* World frame, metres, kilograms, radians; z up. Quaternions are ``(w, x, y, z)``.
+* An object is a rigid body named by the task (``name``, unique in the scene) and typed by a BEHAVIOR
+  category (``category``, e.g. ``"plate"``, ``"countertop"``), validated against the ``bddl``
+  package's category list (``bddl/generated_data/category_mapping.csv``, read offline).
+* An object's shape is one or more :class:`Part` primitives in the object's frame (a table is a top
+  plus four legs). Sizes are FULL extents, not MuJoCo half-sizes: a box is (length x, width y,
+  height z); a cylinder is (radius, height); a sphere is (radius,); a capsule is (radius, length of
+  the straight part).
+* ``static`` objects are fixed to the world (furniture); the others get a free joint.
+
+Example:
+    >>> plate = ObjectSpec(name="plate_0", category="plate",
+    ...                    parts=(Part("cylinder", (0.11, 0.02), rgba=(0.95, 0.95, 0.9, 1)),),
+    ...                    pose=Pose((0.6, 0.0, 0.91)))
+    >>> scene = SceneSpec(name="demo", objects=(plate,))
+    >>> scene.object("plate_0").category
+    'plate'
+    >>> SceneSpec(name="bad", objects=(plate, plate))
+    Traceback (most recent call last):
+    ...
+    ValueError: objects[1].name must be unique, got duplicate 'plate_0'
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Literal
+
+import numpy as np
+
+ShapeKind = Literal["box", "cylinder", "sphere", "capsule"]
+SHAPE_KINDS: tuple[str, ...] = ("box", "cylinder", "sphere", "capsule")
+_SIZE_LEN = {"box": 3, "cylinder": 2, "sphere": 1, "capsule": 2}
+_SIZE_DOC = {"box": "(x, y, z) full extents", "cylinder": "(radius, height)", "sphere": "(radius,)",
+             "capsule": "(radius, straight length)"}
+
+DEFAULT_CAMERA_FOVY_DEG = 60.0
+"""Vertical field of view of scene cameras unless a spec says otherwise."""
+
+
+# ----------------------------------------------------------------------------- BEHAVIOR categories
+
+
+@functools.lru_cache(maxsize=1)
+def behavior_categories() -> dict[str, str]:
+    """BEHAVIOR object categories -> WordNet-style synsets, read offline from the ``bddl`` package.
+
+    The file is bddl's own category -> synset mapping (the one OmniGibson's asset categories use),
+    so a category accepted here is one the OmniGibson backend can also resolve.
+
+    Example:
+        >>> behavior_categories()["plate"]
+        'plate.n.04'
+    """
+    path = resources.files("bddl") / "generated_data" / "category_mapping.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {row["category"]: row["synset"] for row in csv.DictReader(handle)}
+
+
+def check_category(category: str, *, field_name: str = "category") -> str:
+    """Return ``category`` if bddl knows it, else raise a ValueError with close matches."""
+    known = behavior_categories()
+    if category in known:
+        return category
+    import difflib
+
+    close = difflib.get_close_matches(category, known, n=5, cutoff=0.6)
+    hint = f"; close matches: {close}" if close else ""
+    raise ValueError(f"{field_name} must be a BEHAVIOR category from bddl, got {category!r}{hint}")
+
+
+# ----------------------------------------------------------------------------- small value types
+
+
+def _vec(name: str, value, n: int) -> tuple[float, ...]:
+    try:
+        arr = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be {n} numbers, got {value!r}") from error
+    if arr.shape != (n,) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be {n} finite numbers, got {value!r}")
+    return tuple(float(v) for v in arr)
+
+
+def yaw_quat(yaw: float) -> tuple[float, float, float, float]:
+    """Quaternion (w, x, y, z) of a rotation by ``yaw`` radians about world z."""
+    return (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
+
+
+@dataclass(frozen=True)
+class Pose:
+    """Position (m) and orientation quaternion (w, x, y, z); the quaternion is normalised."""
+
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "position", _vec("pose.position", self.position, 3))
+        q = np.asarray(_vec("pose.quat", self.quat, 4))
+        norm = float(np.linalg.norm(q))
+        if norm < 1e-9:
+            raise ValueError(f"pose.quat must be non-zero, got {self.quat!r}")
+        object.__setattr__(self, "quat", tuple(float(v) for v in q / norm))
+
+    @classmethod
+    def from_xy_yaw(cls, x: float, y: float, z: float = 0.0, yaw: float = 0.0) -> "Pose":
+        return cls((x, y, z), yaw_quat(yaw))
+
+
+@dataclass(frozen=True, eq=False)
+class Texture:
+    """A texture image generated at build time (e.g. drawn with PIL), never downloaded.
+
+    Attributes:
+        name: unique within the scene; parts that share a texture reference the same object.
+        image: (H, W, 3) uint8 RGB, row 0 at the top.
+        repeat: how many times the image tiles across a face (u, v).
+    """
+
+    name: str
+    image: np.ndarray
+    repeat: tuple[float, float] = (1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        image = np.asarray(self.image)
+        if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+            raise ValueError(f"texture {self.name!r}.image must be (H, W, 3) uint8, "
+                             f"got shape {image.shape} dtype {image.dtype}")
+        object.__setattr__(self, "image", image)
+        object.__setattr__(self, "repeat", _vec(f"texture {self.name!r}.repeat", self.repeat, 2))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One primitive of an object's shape, posed in the object's frame.
+
+    Attributes:
+        kind: "box", "cylinder", "sphere" or "capsule".
+        size: full extents, see the module docstring (box (x, y, z); cylinder (radius, height)...).
+        pose: placement in the object frame (a cylinder's axis is the local z).
+        rgba: colour in [0, 1]; multiplied with the texture when there is one.
+        texture: optional :class:`Texture`.
+        collide: False for decoration (labels, handles drawn flat) that must not touch anything.
+    """
+
+    kind: ShapeKind
+    size: tuple[float, ...]
+    pose: Pose = field(default_factory=Pose)
+    rgba: tuple[float, float, float, float] = (0.7, 0.7, 0.7, 1.0)
+    texture: Texture | None = None
+    collide: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in SHAPE_KINDS:
+            raise ValueError(f"part.kind must be one of {SHAPE_KINDS}, got {self.kind!r}")
+        size = _vec(f"part.size ({self.kind}: {_SIZE_DOC[self.kind]})", self.size, _SIZE_LEN[self.kind])
+        if min(size) <= 0:
+            raise ValueError(f"part.size must be positive, got {self.size!r}")
+        object.__setattr__(self, "size", size)
+        rgba = _vec("part.rgba", self.rgba, 4)
+        if min(rgba) < 0 or max(rgba) > 1:
+            raise ValueError(f"part.rgba must lie in [0, 1], got {self.rgba!r}")
+        object.__setattr__(self, "rgba", rgba)
+
+    def local_half_extents(self) -> np.ndarray:
+        """Half extents of this part's own axis-aligned box (in the part frame)."""
+        s = self.size
+        if self.kind == "box":
+            return np.array(s) / 2
+        if self.kind == "cylinder":
+            return np.array([s[0], s[0], s[1] / 2])
+        if self.kind == "sphere":
+            return np.array([s[0]] * 3)
+        return np.array([s[0], s[0], s[1] / 2 + s[0]])
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    """A rigid object of the scene.
+
+    Attributes:
+        name: unique instance name (the id->name map of segmentation uses it).
+        category: BEHAVIOR category (validated against bddl).
+        parts: its primitives, at least one.
+        pose: pose of the object frame in the world.
+        static: True for furniture fixed to the world; False gives a free joint.
+        mass: total mass in kg for free objects (spread over parts by volume); ignored when static.
+        friction: sliding friction coefficient of all its parts.
+    """
+
+    name: str
+    category: str
+    parts: tuple[Part, ...]
+    pose: Pose = field(default_factory=Pose)
+    static: bool = False
+    mass: float = 0.2
+    friction: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise ValueError(f"object.name must be a non-empty string, got {self.name!r}")
+        check_category(self.category, field_name=f"object {self.name!r}.category")
+        parts = tuple(self.parts)
+        if not parts or not all(isinstance(p, Part) for p in parts):
+            raise ValueError(f"object {self.name!r}.parts must be a non-empty sequence of Part, got {self.parts!r}")
+        object.__setattr__(self, "parts", parts)
+        if not (self.mass > 0 and math.isfinite(self.mass)):
+            raise ValueError(f"object {self.name!r}.mass must be positive, got {self.mass!r}")
+        if not (self.friction >= 0 and math.isfinite(self.friction)):
+            raise ValueError(f"object {self.name!r}.friction must be >= 0, got {self.friction!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class Surface:
+    """A named horizontal support surface (countertop top, shelf layer, floor of a room).
+
+    Attributes:
+        name: unique within the scene (e.g. ``"countertop_0/top"``, ``"fridge_0/layer_4"``).
+        owner: name of the object it belongs to, or "" for the floor.
+        height: world z of the surface plane (m).
+        polygon: (M, 2) world-xy boundary, M >= 3 (what "on the surface" means to the rules).
+    """
+
+    name: str
+    owner: str
+    height: float
+    polygon: np.ndarray
+
+    def __post_init__(self) -> None:
+        poly = np.asarray(self.polygon, dtype=float)
+        if poly.ndim != 2 or poly.shape[1] != 2 or len(poly) < 3 or not np.all(np.isfinite(poly)):
+            raise ValueError(f"surface {self.name!r}.polygon must be (M>=3, 2) finite, got shape {poly.shape}")
+        object.__setattr__(self, "polygon", poly)
+        object.__setattr__(self, "height", _vec(f"surface {self.name!r}.height", self.height, 1)[0])
+
+
+@dataclass(frozen=True)
+class CameraSpec:
+    """A fixed scene camera (the robot's head / wrist cameras come with the robot).
+
+    The camera looks from ``position`` at ``target`` with world z as up.
+    """
+
+    name: str
+    position: tuple[float, float, float]
+    target: tuple[float, float, float]
+    fovy_deg: float = DEFAULT_CAMERA_FOVY_DEG
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "position", _vec(f"camera {self.name!r}.position", self.position, 3))
+        object.__setattr__(self, "target", _vec(f"camera {self.name!r}.target", self.target, 3))
+        if np.linalg.norm(np.subtract(self.target, self.position)) < 1e-6:
+            raise ValueError(f"camera {self.name!r}.target must differ from its position, got {self.target!r}")
+        if not 1.0 < self.fovy_deg < 179.0:
+            raise ValueError(f"camera {self.name!r}.fovy_deg must be in (1, 179), got {self.fovy_deg!r}")
+
+
+@dataclass(frozen=True)
+class LightSpec:
+    """A directional or spot light. The CPU render profile allows at most one shadow-casting light."""
+
+    position: tuple[float, float, float] = (0.0, 0.0, 3.0)
+    direction: tuple[float, float, float] = (0.0, 0.0, -1.0)
+    directional: bool = True
+    cast_shadow: bool = False
+    diffuse: float = 0.7
+
+
+@dataclass(frozen=True)
+class RobotSpawn:
+    """Where the robot starts: base position on the floor and heading (yaw, rad, 0 = facing +x).
+
+    ``torso`` / ``left_arm`` / ``right_arm`` override the robot's home joint positions when given.
+    """
+
+    x: float = 0.0
+    y: float = 0.0
+    yaw: float = 0.0
+    torso: tuple[float, ...] | None = None
+    left_arm: tuple[float, ...] | None = None
+    right_arm: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        _vec("robot.(x, y, yaw)", (self.x, self.y, self.yaw), 3)
+        for name, n in (("torso", 4), ("left_arm", 7), ("right_arm", 7)):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _vec(f"robot.{name}", value, n))
+
+
+@dataclass(frozen=True)
+class SceneSpec:
+    """A whole scene: floor, objects, support surfaces, extra cameras, lights and the robot spawn.
+
+    Attributes:
+        name: scene name (task + seed, usually).
+        objects: the rigid objects; names unique.
+        surfaces: named support surfaces; owners must be objects of the scene (or "" for floor).
+        cameras: fixed scene cameras (e.g. a top-down view); names must not clash with robot cameras.
+        lights: at most one may cast shadows (CPU render profile, DESIGN §3).
+        robot: the robot's spawn, or None for a scene without a robot.
+        floor_size: (x, y) full extents of the floor plane (m), centred at the origin.
+        floor_rgba: floor colour.
+        floor_texture: optional floor texture.
+    """
+
+    name: str
+    objects: tuple[ObjectSpec, ...] = ()
+    surfaces: tuple[Surface, ...] = ()
+    cameras: tuple[CameraSpec, ...] = ()
+    lights: tuple[LightSpec, ...] = (LightSpec(position=(1.0, -1.0, 4.0), direction=(-0.2, 0.2, -1.0)),)
+    robot: RobotSpawn | None = field(default_factory=RobotSpawn)
+    floor_size: tuple[float, float] = (20.0, 20.0)
+    floor_rgba: tuple[float, float, float, float] = (0.55, 0.5, 0.45, 1.0)
+    floor_texture: Texture | None = None
+
+    def __post_init__(self) -> None:
+        for field_name in ("objects", "surfaces", "cameras", "lights"):
+            object.__setattr__(self, field_name, tuple(getattr(self, field_name)))
+        seen: set[str] = set()
+        for i, obj in enumerate(self.objects):
+            if obj.name in seen:
+                raise ValueError(f"objects[{i}].name must be unique, got duplicate {obj.name!r}")
+            seen.add(obj.name)
+        surface_names: set[str] = set()
+        for i, surface in enumerate(self.surfaces):
+            if surface.name in surface_names:
+                raise ValueError(f"surfaces[{i}].name must be unique, got duplicate {surface.name!r}")
+            surface_names.add(surface.name)
+            if surface.owner and surface.owner not in seen:
+                raise ValueError(f"surfaces[{i}].owner must name an object of the scene, got {surface.owner!r}")
+        camera_names = [c.name for c in self.cameras]
+        if len(set(camera_names)) != len(camera_names):
+            raise ValueError(f"cameras names must be unique, got {camera_names!r}")
+        shadows = sum(light.cast_shadow for light in self.lights)
+        if shadows > 1:
+            raise ValueError(f"lights may hold at most one shadow-casting light (CPU profile), got {shadows}")
+        object.__setattr__(self, "floor_size", _vec("floor_size", self.floor_size, 2))
+
+    def object(self, name: str) -> ObjectSpec:
+        """The object called ``name``; unknown names raise listing the known ones."""
+        for obj in self.objects:
+            if obj.name == name:
+                return obj
+        raise ValueError(f"object name must be one of {[o.name for o in self.objects]}, got {name!r}")
+
+    def surface(self, name: str) -> Surface:
+        for surface in self.surfaces:
+            if surface.name == name:
+                return surface
+        raise ValueError(f"surface name must be one of {[s.name for s in self.surfaces]}, got {name!r}")
+
+
+def box_object(name: str, category: str, size, position, *, yaw: float = 0.0, rgba=(0.7, 0.7, 0.7, 1.0),
+               static: bool = False, mass: float = 0.2, texture: Texture | None = None) -> ObjectSpec:
+    """Convenience: a single-box object whose ``position`` is the box centre.
+
+    Example:
+        >>> box_object("box_0", "box_of_cereal", (0.06, 0.2, 0.3), (0.5, 0, 0.15)).parts[0].size
+        (0.06, 0.2, 0.3)
+    """
+    return ObjectSpec(name=name, category=category, parts=(Part("box", size, rgba=rgba, texture=texture),),
+                      pose=Pose.from_xy_yaw(position[0], position[1], position[2], yaw), static=static, mass=mass)
+
+
+def table_object(name: str, category: str, top_size, height: float, position_xy, *, yaw: float = 0.0,
+                 top_rgba=(0.6, 0.45, 0.3, 1.0), leg_rgba=(0.35, 0.25, 0.18, 1.0),
+                 top_thickness: float = 0.04, leg_width: float = 0.05,
+                 texture: Texture | None = None) -> ObjectSpec:
+    """Convenience: a static four-legged table (top + legs) whose top surface is at ``height``.
+
+    The object frame sits on the floor under the top's centre.
+
+    Example:
+        >>> t = table_object("table_0", "breakfast_table", (1.2, 0.8), 0.75, (1.0, 0.0))
+        >>> len(t.parts), t.static
+        (5, True)
+    """
+    lx, ly = _vec("top_size", top_size, 2)
+    parts = [Part("box", (lx, ly, top_thickness), Pose((0, 0, height - top_thickness / 2)),
+                  rgba=top_rgba, texture=texture)]
+    leg_h = height - top_thickness
+    for sx in (-1, 1):
+        for sy in (-1, 1):
+            parts.append(Part("box", (leg_width, leg_width, leg_h),
+                              Pose((sx * (lx / 2 - leg_width), sy * (ly / 2 - leg_width), leg_h / 2)), rgba=leg_rgba))
+    return ObjectSpec(name=name, category=category, parts=tuple(parts),
+                      pose=Pose.from_xy_yaw(position_xy[0], position_xy[1], 0.0, yaw), static=True)

@@ -1,0 +1,66 @@
+"""Typer command functions of the VLM harness, wired into the main ``bspatial`` app:
+
+    app.command("eval-vlm")(eval_vlm)
+    app.command("report")(report)
+
+Heavy imports (datasets, PIL, numpy-heavy scoring) stay inside the functions so ``bspatial --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def eval_vlm(
+    model: Annotated[str, typer.Option(help="Model spec: 'chance' / 'chance:<seed>', a hub id or local path, or 'openai:<base url>#<model>'.")],
+    suite: Annotated[str, typer.Option(help="Suite: 'vqa' or 'ir'.")] = "vqa",
+    config: Annotated[str, typer.Option(help="Dataset config: general, task_manipulation, task_navigation (vqa); default (ir).")] = "general",
+    out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<model spec>); results go to <out>/<suite>-<config>/ and resume from there.")] = None,
+    data: Annotated[Optional[str], typer.Option(help="Local dataset repo folder or Hub id (default: behavior-spatial/<suite>).")] = None,
+    split: Annotated[str, typer.Option(help="Dataset split.")] = "test",
+    batch_size: Annotated[int, typer.Option(min=1, help="Requests per backend call.")] = 8,
+    limit: Annotated[Optional[int], typer.Option(min=0, help="Evaluate only the first N items.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Evaluate a VLM on a BEHAVIOR-Spatial suite (Appendix 15 prompts); resumable per-sample logs + summary."""
+    from bspatial.evaluation.vlm.backends import load_backend
+    from bspatial.evaluation.vlm.runner import IncompatibleRunError, part_dir, run_suite
+
+    try:
+        backend = load_backend(model)
+        out = out or Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", backend.spec)
+        summary = run_suite(backend, suite, config, out, data=data, split=split, batch_size=batch_size, limit=limit, progress=progress)
+    except (ValueError, IncompatibleRunError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: rerun the same command to resume {part_dir(out or 'runs', suite, config)}", err=True)
+        raise typer.Exit(code=130) from None
+    headline = {k: summary["metrics"][k] for k in ("accuracy", "strict_accuracy", "tolerant_accuracy") if k in summary.get("metrics", {})}
+    typer.echo(
+        f"{suite}-{config}: {summary['n_scored']} scored, {summary['n_errors']} malformed, "
+        + ", ".join(f"{k} {v:.1f}" for k, v in headline.items())
+        + f" -> {part_dir(out, suite, config)}"
+    )
+
+
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (one table row each), e.g. runs/*.")],
+    out: Annotated[Path, typer.Option(help="Folder for table1/table2/per_task/per_subtype .md and .csv.")] = Path("reports"),
+    paper: Annotated[bool, typer.Option(help="Append the paper's published rows as reference.")] = False,
+) -> None:
+    """Write Table 1 and Table 2 layouts (plus per-task / per-subtype breakdowns) as Markdown and CSV."""
+    from bspatial.evaluation.vlm.report import write_report
+
+    try:
+        written = write_report(runs, out, paper=paper)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    for name in ("table1.md", "table2.md"):
+        typer.echo(written[name].read_text())
+    typer.echo("wrote " + ", ".join(str(p) for p in written.values()))

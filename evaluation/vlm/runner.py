@@ -1,0 +1,587 @@
+"""Run a suite through a backend: prompts, batching, parsing and scoring, resumable per-sample logs.
+
+A *run* is a folder (``--out runs/<name>``) holding one *part* per evaluated suite/config,
+``<run>/<suite>-<config>/``:
+
+=================  ==========================================================================
+file               content
+=================  ==========================================================================
+fingerprint.json   hashes of prompts + data + model identity + generation settings; a run whose
+                   fingerprint differs refuses to continue in this folder (IncompatibleRunError)
+samples.jsonl      append-only, one JSON object per scored item (schema below), in dataset order
+errors.jsonl       append-only, one object per malformed row: ``key``, ``id``, ``row``, ``field``, ``error``
+summary.json       aggregated metrics; rewritten atomically (temp file + rename) at the end of every
+                   session, also after Ctrl-C (then ``"complete": false``)
+=================  ==========================================================================
+
+Resume: items whose id is in samples.jsonl (or key in errors.jsonl) are skipped; a line cut off by a
+hard kill is dropped (the item is simply redone). Rows are flushed after every batch, so Ctrl-C loses
+at most the batch in flight.
+
+samples.jsonl rows: ``id``, ``setting`` / ``category`` / ``subtype`` (VQA) or ``target`` (IR),
+``task``, ``variant``, ``raw_output`` (exactly as generated), ``output`` (``<think>`` reasoning
+stripped), ``parsed`` (the letter, or the ``[x, y]`` point on the 0-1000 scale), ``parse_status``,
+``parse_reason``, ``correct`` (VQA) or ``strict`` / ``tolerant`` / ``label`` / ``detail`` /
+``point_px`` (IR), ``answer`` and ``options`` (VQA, so a row re-scores on its own),
+``latency_s``, ``fingerprint`` (the part's combined hash, first 16 hex digits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bspatial.evaluation.vlm.backends import Request, Response, VLMBackend, load_backend
+from bspatial.evaluation.vlm.prompts import build_ir_prompt, build_vqa_prompt, prompts_fingerprint
+from bspatial.evaluation.vlm.records import (
+    IRItem,
+    RecordError,
+    VQAItem,
+    check_columns,
+    ir_item,
+    row_id,
+    vqa_item,
+)
+from bspatial.scoring.choice import strip_reasoning
+from bspatial.scoring.aggregate import group_accuracy, task_mean
+from bspatial.scoring.ir import score_ir
+from bspatial.scoring.point import PointStatus, parse_point
+from bspatial.scoring.vqa import score_vqa, vqa_accuracy
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DATA = {"vqa": "behavior-spatial/vqa", "ir": "behavior-spatial/ir"}
+DEFAULT_SPLIT = "test"
+SAMPLES_FILE = "samples.jsonl"
+ERRORS_FILE = "errors.jsonl"
+SUMMARY_FILE = "summary.json"
+FINGERPRINT_FILE = "fingerprint.json"
+FINGERPRINT_VERSION = 1  # bump when the meaning of a logged field changes
+_HASH_BATCH = 256  # rows per Arrow batch when hashing / reading the dataset
+
+
+class IncompatibleRunError(RuntimeError):
+    """The run folder holds results of a different prompt / data / model / generation set-up."""
+
+
+@dataclass(frozen=True)
+class _Pending:
+    index: int  # row index in the dataset
+    key: str  # resume key: the id, or a unique stand-in for rows whose id is unusable / repeated
+    row: dict[str, Any]
+
+
+def part_dir(out: str | Path, suite: str, config: str) -> Path:
+    """Where a suite/config's files live inside a run folder."""
+    return Path(out) / f"{suite}-{config}"
+
+
+def run_suite(
+    model: str | VLMBackend,
+    suite: str,
+    config: str,
+    out: str | Path,
+    *,
+    data: str | None = None,
+    split: str = DEFAULT_SPLIT,
+    batch_size: int = 8,
+    limit: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Evaluate one suite/config, resuming what ``out`` already holds; returns the summary.
+
+    Args:
+        model: a backend, or a model spec for :func:`load_backend` (``"chance"``, ...).
+        suite: ``"vqa"`` or ``"ir"``.
+        config: the dataset config (``general``, ``task_manipulation``, ``task_navigation``; ``default`` for IR).
+        out: the run folder; results go to ``out/<suite>-<config>/``.
+        data: a local repo folder or Hub id (default ``behavior-spatial/<suite>``).
+        split: the dataset split.
+        batch_size: requests per backend call.
+        limit: evaluate only the first ``limit`` rows (a later run without it continues).
+        progress: show a tqdm progress bar.
+
+    Raises:
+        IncompatibleRunError: ``out`` holds this part made with another fingerprint.
+        ValueError: bad arguments, or the dataset lacks a schema column.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    backend = load_backend(model) if isinstance(model, str) else model
+    source = data or DEFAULT_DATA.get(suite, "")
+    dataset = _load(source, suite, config, split)
+    data_hash, keys = _scan(dataset, limit)
+    fingerprint = _fingerprint(suite, data_hash, backend)
+    folder = part_dir(out, suite, config)
+    folder.mkdir(parents=True, exist_ok=True)
+    _check_fingerprint(folder, fingerprint, source, config, split)
+    meta = {"suite": suite, "config": config, "data": source, "split": split, "model": backend.spec,
+            "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit}
+    done = _logged_keys(folder / SAMPLES_FILE, "id") | _logged_keys(folder / ERRORS_FILE, "key")
+    todo = [i for i, key in enumerate(keys) if key not in done]
+    logger.info("%s/%s: %d items, %d done, %d to run -> %s", suite, config, len(keys), len(keys) - len(todo), len(todo), folder)
+    complete = False
+    try:
+        _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress)
+        complete = True
+    finally:
+        summary = write_summary(folder, meta, complete)
+    return summary
+
+
+# --------------------------------------------------------------------------- data and fingerprint
+
+
+def _load(source: str, suite: str, config: str, split: str):
+    if suite not in DEFAULT_DATA:
+        raise ValueError(f"suite must be one of {sorted(DEFAULT_DATA)}, got {suite!r}")
+    import datasets
+
+    try:
+        dataset = datasets.load_dataset(source, config, split=split, cache_dir=_local_cache_dir(source))
+    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as error:
+        raise ValueError(f"cannot load {suite} data {source!r} config {config!r} split {split!r}: {error}") from error
+    check_columns(suite, dataset.column_names)
+    return dataset.with_format("arrow")
+
+
+def _local_cache_dir(source: str) -> str | None:
+    """A datasets cache folder keyed by a local repo's path and file stamps (None for Hub ids).
+
+    ``datasets`` keys its cache of a local parquet repo by the folder's name and config, so two
+    repos both named ``vqa`` (or one rewritten in place) could be served stale rows. Keying the
+    cache folder by the resolved path and every file's size and mtime avoids that.
+    """
+    root = Path(source)
+    if not root.is_dir():
+        return None
+    import datasets
+
+    stamps = sorted(
+        (str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()
+    )
+    digest = hashlib.sha256(json.dumps([str(root.resolve()), stamps]).encode()).hexdigest()[:20]
+    return str(Path(datasets.config.HF_DATASETS_CACHE) / "bspatial-local" / digest)
+
+
+def _arrow_rows(dataset, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Raw rows (images as undecoded ``{"bytes", "path"}``) with their indices."""
+    stop = len(dataset) if stop is None else stop
+    for begin in range(start, stop, _HASH_BATCH):
+        table = dataset[begin : min(stop, begin + _HASH_BATCH)]
+        for offset, row in enumerate(table.to_pylist()):
+            yield begin + offset, row
+
+
+def _scan(dataset, limit: int | None) -> tuple[str, list[str]]:
+    """Content hash of the whole split, and the resume keys of the first ``limit`` rows."""
+    digest = hashlib.sha256()
+    keys: list[str] = []
+    seen: set[str] = set()
+    stop = len(dataset) if limit is None else min(limit, len(dataset))
+    for index, row in _arrow_rows(dataset):
+        digest.update(json.dumps(row, sort_keys=True, default=_hash_bytes).encode())
+        if index < stop:
+            item_id = row.get("id")
+            usable = isinstance(item_id, str) and item_id.strip() and item_id not in seen
+            keys.append(item_id if usable else f"{row_id(row)}#row{index}")
+            seen.add(item_id if isinstance(item_id, str) else "")
+    return digest.hexdigest(), keys
+
+
+def _hash_bytes(value: Any) -> str:
+    if isinstance(value, bytes):
+        return hashlib.sha256(value).hexdigest()
+    raise TypeError(f"unexpected value of type {type(value).__name__} in a dataset row")
+
+
+def _fingerprint(suite: str, data_hash: str, backend: VLMBackend) -> dict[str, Any]:
+    components = {
+        "version": FINGERPRINT_VERSION,
+        "suite": suite,
+        "prompts": prompts_fingerprint(),
+        "data": data_hash,
+        "model": backend.identity(),
+        "generation": backend.generation_settings(),
+    }
+    combined = hashlib.sha256(json.dumps(components, sort_keys=True).encode()).hexdigest()
+    return {"fingerprint": combined, "components": components}
+
+
+def _check_fingerprint(folder: Path, fingerprint: dict[str, Any], source: str, config: str, split: str) -> None:
+    path = folder / FINGERPRINT_FILE
+    if not path.exists():
+        if (folder / SAMPLES_FILE).exists():
+            raise IncompatibleRunError(f"{folder} has {SAMPLES_FILE} but no {FINGERPRINT_FILE}; use a new --out folder")
+        _atomic_write(path, json.dumps({**fingerprint, "data_source": source, "config": config, "split": split}, indent=2))
+        return
+    stored = json.loads(path.read_text())
+    if stored.get("fingerprint") == fingerprint["fingerprint"]:
+        return
+    old, new = stored.get("components", {}), fingerprint["components"]
+    differing = [f"{k}: {json.dumps(old.get(k))} (stored) vs {json.dumps(new.get(k))} (now)" for k in sorted(new) if old.get(k) != new.get(k)]
+    raise IncompatibleRunError(
+        f"{folder} holds a run with a different set-up, refusing to mix results; differing: "
+        + "; ".join(differing)
+        + ". Evaluate into a new --out folder, or delete this one to start over."
+    )
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress) -> None:
+    from tqdm.auto import tqdm
+
+    short = fingerprint[:16]
+    with (
+        open(folder / SAMPLES_FILE, "a", encoding="utf-8") as samples,
+        open(folder / ERRORS_FILE, "a", encoding="utf-8") as errors,
+        tqdm(total=len(todo), desc=f"{suite}-{folder.name.split('-', 1)[1]}", unit="item", disable=not progress) as bar,
+    ):
+        for chunk in _chunks(dataset, keys, todo, batch_size):
+            items, bad = _validate(chunk, suite)
+            for pending, error in bad:
+                errors.write(json.dumps(_error_row(pending, error)) + "\n")
+            errors.flush()
+            if items:
+                requests = [_request(item) for item in items]
+                responses = backend.generate(requests)
+                if len(responses) != len(requests):
+                    raise RuntimeError(f"backend {backend.spec!r} returned {len(responses)} responses for {len(requests)} requests")
+                rows = _score_vqa(items, responses) if suite == "vqa" else _score_ir(items, responses)
+                samples.write("".join(json.dumps({**row, "fingerprint": short}) + "\n" for row in rows))
+                samples.flush()
+            bar.update(len(chunk))
+        os.fsync(samples.fileno())
+        os.fsync(errors.fileno())
+
+
+def _chunks(dataset, keys: list[str], todo: list[int], size: int) -> Iterator[list[_Pending]]:
+    """Pending rows in dataset order, ``size`` at a time, read in contiguous Arrow slices."""
+    chunk: list[_Pending] = []
+    wanted = set(todo)
+    if not todo:
+        return
+    for index, row in _arrow_rows(dataset, todo[0], todo[-1] + 1):
+        if index in wanted:
+            chunk.append(_Pending(index, keys[index], row))
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+    if chunk:
+        yield chunk
+
+
+def _validate(chunk: list[_Pending], suite: str) -> tuple[list[VQAItem | IRItem], list[tuple[_Pending, RecordError]]]:
+    items, bad = [], []
+    parse = vqa_item if suite == "vqa" else ir_item
+    for pending in chunk:
+        try:
+            if pending.key != pending.row.get("id"):
+                raise RecordError(pending.row.get("id"), "id", "must be a unique non-empty string", pending.row.get("id"))
+            items.append(parse(pending.row))
+        except RecordError as error:
+            bad.append((pending, error))
+    return items, bad
+
+
+def _error_row(pending: _Pending, error: RecordError) -> dict[str, Any]:
+    logger.warning("malformed row %d: %s", pending.index, error)
+    return {"key": pending.key, "id": row_id(pending.row), "row": pending.index, "field": error.field, "error": str(error)}
+
+
+def _request(item: VQAItem | IRItem) -> Request:
+    if isinstance(item, VQAItem):
+        prompt = build_vqa_prompt(item.setting, item.category, item.subtype, item.question, item.options)
+        return Request(item.id, prompt, tuple(f.data for f in item.frames), "choice", item.options)
+    return Request(item.id, build_ir_prompt(item.instruction, item.target), (item.image.data,), "point")
+
+
+def _score_vqa(items: Sequence[VQAItem], responses: Sequence[Response]) -> list[dict[str, Any]]:
+    texts = [r.text for r in responses]
+    scores = score_vqa(texts, [i.answer for i in items], [i.options for i in items])
+    rows = []
+    for item, response, parse, correct in zip(items, responses, scores.parses, scores.correct):
+        rows.append(
+            {
+                "id": item.id,
+                "setting": item.setting,
+                "category": item.category,
+                "subtype": item.subtype,
+                "task": item.task,
+                "variant": item.variant,
+                "answer": item.answer,
+                "options": list(item.options),
+                "raw_output": response.text,
+                "output": strip_reasoning(response.text)[0],
+                "parsed": parse.letter,
+                "parse_status": parse.status.value,
+                "parse_reason": parse.reason,
+                "correct": bool(correct),
+                "latency_s": response.latency_s,
+            }
+        )
+    return rows
+
+
+def _score_ir(items: Sequence[IRItem], responses: Sequence[Response]) -> list[dict[str, Any]]:
+    parses = [parse_point(r.text) for r in responses]
+    points = np.array([p.to_pixels(*i.image.size) or (math.nan, math.nan) for p, i in zip(parses, items)], dtype=float)
+    scores = score_ir(points.reshape(-1, 2), [i.region for i in items])
+    rows = []
+    for k, (item, response, parse) in enumerate(zip(items, responses, parses)):
+        rows.append(
+            {
+                "id": item.id,
+                "task": item.task,
+                "variant": item.variant,
+                "target": item.target,
+                "raw_output": response.text,
+                "output": strip_reasoning(response.text)[0],
+                "parsed": list(parse.xy) if parse.xy is not None else None,
+                "point_px": None if parse.xy is None else [float(points[k, 0]), float(points[k, 1])],
+                "parse_status": parse.status.value,
+                "parse_reason": parse.reason,
+                "strict": bool(scores.strict[k]),
+                "tolerant": bool(scores.tolerant[k]),
+                "label": str(scores.label[k]),
+                "detail": str(scores.detail[k]),
+                "latency_s": response.latency_s,
+            }
+        )
+    return rows
+
+
+# --------------------------------------------------------------------------- logs and summary
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The complete rows of an append-only log (a trailing line cut off by a kill is ignored)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    for number, line in enumerate(lines[:-1], start=1):  # the last element follows the final newline
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number} is not valid JSON ({error}); the log is corrupt") from None
+    return rows
+
+
+def _logged_keys(path: Path, field: str) -> set[str]:
+    """Keys already logged; drops a partial last line (left by a hard kill) so appends stay clean."""
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+            logger.warning("%s: dropping an incomplete last line (%d bytes) left by an interrupted run", path, len(data) - keep)
+            with open(path, "r+b") as handle:
+                handle.truncate(keep)
+    keys: set[str] = set()
+    for row in read_jsonl(path):
+        if row[field] in keys:
+            raise ValueError(f"{path}: {field} {row[field]!r} is logged twice; the log is corrupt")
+        keys.add(row[field])
+    return keys
+
+
+def write_summary(folder: str | Path, meta: dict[str, Any], complete: bool) -> dict[str, Any]:
+    """Aggregate the part's logs into summary.json (atomically) and return it."""
+    folder = Path(folder)
+    rows = read_jsonl(folder / SAMPLES_FILE)
+    errors = read_jsonl(folder / ERRORS_FILE)
+    metrics = summarize_vqa(rows) if meta["suite"] == "vqa" else summarize_ir(rows)
+    latencies = [r["latency_s"] for r in rows]
+    summary = {
+        **meta,
+        "complete": complete and len(rows) + len(errors) == meta["n_items"],
+        "n_scored": len(rows),
+        "n_errors": len(errors),
+        "latency_s": {"mean": float(np.mean(latencies)) if rows else None, "total": float(np.sum(latencies))},
+        **metrics,
+    }
+    _atomic_write(folder / SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=False))
+    return summary
+
+
+def summarize_vqa(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """VQA metrics through ``bspatial.scoring`` plus the Table 1 / Table 2 cells and breakdowns.
+
+    ``cells`` (percent, with ``n``): ``single_frame/{all,direction,distance,size}`` and
+    ``multi_frame/{all,direction,distance,size}`` pooled over questions (multi-frame pools rotation
+    and navigation; direction includes locate); ``task_manipulation/{all,<category>}`` as the
+    unweighted mean of per-task accuracies (Appendix 14; per category: the mean over the tasks that
+    have questions of it); ``task_navigation/all`` pooled over questions (Appendix 14).
+    """
+    if not rows:
+        return {"metrics": {}, "cells": {}, "per_task": {}, "per_subtype": {}}
+    tasks = [r["task"] for r in rows]
+    metrics = vqa_accuracy(
+        [r["raw_output"] for r in rows],
+        [r["answer"] for r in rows],
+        options=[r["options"] for r in rows],
+        settings=[r["setting"] for r in rows],
+        categories=[r["category"] for r in rows],
+        subtypes=[r["subtype"] for r in rows],
+        tasks=tasks if all(tasks) else None,
+    )
+    correct = np.array([r["correct"] for r in rows], dtype=bool)
+    return {
+        "metrics": metrics,
+        "cells": _vqa_cells(rows, correct),
+        "per_task": _per_task_vqa(rows, correct),
+        "per_subtype": _per_subtype(rows, correct),
+    }
+
+
+def _family(setting: str) -> str:
+    return "multi_frame" if setting.startswith("multi_frame") else setting
+
+
+def _vqa_cells(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, float]]:
+    cells: dict[str, dict[str, float]] = {}
+    families = [_family(r["setting"]) for r in rows]
+    for family in dict.fromkeys(families):
+        idx = [i for i, f in enumerate(families) if f == family]
+        sub = correct[idx]
+        if family == "task_manipulation":
+            for name, select in [("all", idx)] + [(c, [i for i in idx if rows[i]["category"] == c]) for c in ("direction", "distance", "size")]:
+                if select:
+                    mean, _ = task_mean(correct[select], [rows[i]["task"] for i in select])
+                    cells[f"{family}/{name}"] = {"accuracy": mean, "n": len(select)}
+            continue
+        cells[f"{family}/all"] = {"accuracy": 100.0 * float(sub.mean()), "n": len(idx)}
+        for category, (acc, n) in group_accuracy(sub, [rows[i]["category"] for i in idx]).items():
+            cells[f"{family}/{category}"] = {"accuracy": acc, "n": n}
+    return cells
+
+
+def _per_task_vqa(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, Any]]:
+    idx = [i for i, r in enumerate(rows) if r["task"]]
+    if not idx:
+        return {}
+    groups = group_accuracy(correct[idx], [rows[i]["task"] for i in idx])
+    setting = {rows[i]["task"]: rows[i]["setting"] for i in idx}
+    return {task: {"setting": setting[task], "accuracy": acc, "n": n} for task, (acc, n) in groups.items()}
+
+
+def _per_subtype(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, Any]]:
+    labels = [f"{r['setting']}/{r['category']}/{r['subtype']}" for r in rows]
+    return {label: {"accuracy": acc, "n": n} for label, (acc, n) in group_accuracy(correct, labels).items()}
+
+
+def summarize_ir(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """IR metrics: pooled and task-mean strict / tolerant accuracy (Appendix 14), labels, per task."""
+    if not rows:
+        return {"metrics": {}, "cells": {}, "per_task": {}}
+    strict = np.array([r["strict"] for r in rows], dtype=bool)
+    tolerant = np.array([r["tolerant"] for r in rows], dtype=bool)
+    tasks = [r["task"] for r in rows]
+    mean_strict, per_strict = task_mean(strict, tasks)
+    mean_tolerant, per_tolerant = task_mean(tolerant, tasks)
+    labels = [r["label"] for r in rows]
+    counts = group_accuracy(strict, tasks)
+    metrics = {
+        "strict_accuracy": 100.0 * float(strict.mean()),
+        "tolerant_accuracy": 100.0 * float(tolerant.mean()),
+        "task_mean_strict_accuracy": mean_strict,
+        "task_mean_tolerant_accuracy": mean_tolerant,
+        "n": len(rows),
+        **{label: labels.count(label) for label in ("correct", "wrong", "none")},
+        "unparseable": sum(r["parse_status"] != PointStatus.PARSED.value for r in rows),
+    }
+    return {
+        "metrics": metrics,
+        "cells": {
+            "ir/strict": {"accuracy": mean_strict, "n": len(rows)},
+            "ir/tolerant": {"accuracy": mean_tolerant, "n": len(rows)},
+        },
+        "per_task": {t: {"strict": per_strict[t], "tolerant": per_tolerant[t], "n": counts[t][1]} for t in per_strict},
+    }
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder, fsync, rename: readers never see half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- VLM-predicted IR
+
+
+# Appendix 16.7: the grounding VLM sees the head image at 512 x 512; the point is rescaled to the
+# 224 x 224 policy image. A failed prediction gives no point (never a simulator fallback).
+GROUNDING_INPUT_SIZE = (512, 512)
+POLICY_IMAGE_SIZE = (224, 224)
+
+
+def predict_ir_point(
+    backend: VLMBackend,
+    image,
+    instruction: str,
+    target: str,
+    output_size: tuple[int, int] = POLICY_IMAGE_SIZE,
+) -> tuple[float, float] | None:
+    """Ask a grounding VLM for the instructed target point, for rollouts with predicted dot IR.
+
+    Args:
+        backend: any backend.
+        image: the head-camera image (``PIL.Image`` or an HxWx3 uint8 array).
+        instruction: the task instruction.
+        target: ``"object"`` (reach) or ``"placement"``.
+        output_size: ``(width, height)`` of the policy image the point is returned in.
+
+    Returns:
+        ``(u, v)`` in pixels of ``output_size``, or None when the reply holds no valid point.
+    """
+    import io
+
+    from PIL import Image
+
+    picture = image if isinstance(image, Image.Image) else Image.fromarray(np.asarray(image, dtype=np.uint8))
+    buffer = io.BytesIO()
+    picture.convert("RGB").resize(GROUNDING_INPUT_SIZE, Image.Resampling.BICUBIC).save(buffer, format="PNG")
+    request = Request("grounding", build_ir_prompt(instruction, target), (buffer.getvalue(),), "point")
+    (response,) = backend.generate([request])
+    parse = parse_point(response.text)
+    if parse.status is not PointStatus.PARSED:
+        logger.info("grounding VLM gave no point (%s): %.200r", parse.reason, response.text)
+        return None
+    return parse.to_pixels(*output_size)
+
+
+__all__ = [
+    "DEFAULT_DATA",
+    "IncompatibleRunError",
+    "part_dir",
+    "predict_ir_point",
+    "read_jsonl",
+    "run_suite",
+    "summarize_ir",
+    "summarize_vqa",
+    "write_summary",
+]

@@ -1,0 +1,51 @@
+"""The typer command functions, wired into a throwaway app the way bspatial.cli will wire them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import typer
+from typer.testing import CliRunner
+
+from bspatial.evaluation.vlm.cli import eval_vlm, report
+
+app = typer.Typer()
+app.command("eval-vlm")(eval_vlm)
+app.command("report")(report)
+
+
+def test_eval_then_report(repos, tmp_path):
+    runner = CliRunner()
+    for suite, config in (("vqa", "general"), ("vqa", "task_manipulation"), ("ir", "default")):
+        result = runner.invoke(
+            app,
+            ["eval-vlm", "--model", "chance", "--suite", suite, "--config", config, "--data", str(repos[suite]),
+             "--out", str(tmp_path / "runs" / "chance"), "--no-progress"],
+        )
+        assert result.exit_code == 0, result.output
+        assert f"{suite}-{config}:" in result.output
+    result = runner.invoke(app, ["report", str(tmp_path / "runs" / "chance"), "--out", str(tmp_path / "reports")])
+    assert result.exit_code == 0, result.output
+    assert "Table 1" in result.output and "| chance | chance:0 |" in result.output
+    assert (tmp_path / "reports" / "table2.csv").exists()
+
+
+def test_bad_model_and_mismatch_exit_with_the_reason(repos, tmp_path):
+    runner = CliRunner()
+    args = ["eval-vlm", "--suite", "vqa", "--config", "task_navigation", "--data", str(repos["vqa"]), "--out", str(tmp_path), "--no-progress"]
+    result = runner.invoke(app, [*args, "--model", "nonsense:1"])
+    assert result.exit_code == 2 and "known kinds: chance" in result.output
+    assert runner.invoke(app, [*args, "--model", "chance"]).exit_code == 0
+    result = runner.invoke(app, [*args, "--model", "chance:1"])
+    assert result.exit_code == 2 and "refusing to mix" in result.output
+
+
+def test_cli_module_imports_nothing_heavy():
+    code = (
+        "import sys\n"
+        "import bspatial.evaluation.vlm.cli\n"
+        "print(sorted(m for m in ('datasets', 'torch', 'transformers', 'PIL', 'pandas') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
