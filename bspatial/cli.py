@@ -57,11 +57,12 @@ _register_evaluation_commands()
 @app.command()
 def demo(
     seed: Annotated[int, typer.Option(help="Seed of the chance reference model.")] = 0,
+    workdir: Annotated[Path, typer.Option(help="Where the demo writes its fixture suites and run folders.")] = Path(".demo"),
 ) -> None:
     """The main job on the embedded default: score through the three metrics and print the tables."""
     from bspatial.demo import run_demo
 
-    run_demo(seed=seed)
+    run_demo(seed=seed, workdir=workdir)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ offline cache and loaded by bare name, then
 1. the paper's held-out baseline episodes (Table S5 counts) re-scored by ``bspatial_action``, per
    task with Wilson 95% intervals, beside the paper's printed rates;
 2. a seeded chance model answering the paper's general-VQA question mix (Table S1 counts) in free
-   text, parsed and scored by ``bspatial_vqa`` into Table 1's layout.
+   text, parsed and scored by ``bspatial_vqa`` into Table 1's layout;
+3. the VLM harness (``bspatial eval-vlm``) with the chance backend on the fixture suites (Hub-shaped
+   parquet repos written under ``workdir``: every setting, prompt variant and IR region kind), its
+   resumable run folders, and Table 1 / Table 2 from ``bspatial report``.
 
 Later issues extend this with the simulator, the built suites and policy rollouts.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -33,7 +37,7 @@ _TABLE_WIDTH = 132
 _TABLE1_CATEGORY_COLUMNS = {"direction": "dir", "distance": "dist", "size": "size"}
 
 
-def run_demo(seed: int = 0, console: Console | None = None) -> None:
+def run_demo(seed: int = 0, workdir: str | Path = ".demo", console: Console | None = None) -> None:
     """Seed the metric cache, load the metrics by bare name offline, print the demo tables."""
     # Non-terminal consoles (make, CI logs) default to 80 columns, which wraps every cell.
     console = console or Console(width=max(Console().width, _TABLE_WIDTH))
@@ -48,6 +52,8 @@ def run_demo(seed: int = 0, console: Console | None = None) -> None:
     vqa = evaluate.load("bspatial_vqa")
     console.print(action_table(action))
     console.print(vqa_chance_table(vqa, seed))
+    for table in harness_tables(Path(workdir), seed):
+        console.print(table)
 
 
 def action_table(action_metric) -> Table:
@@ -139,3 +145,31 @@ def vqa_chance_table(vqa_metric, seed: int) -> Table:
             table.add_row(f"paper: {row['model']}", *(row[c] for c in cells))
     logger.info("chance model: %d answers, %d unparseable", result["n"], result["unparseable"])
     return table
+
+
+def harness_tables(workdir: Path, seed: int) -> list[Table]:
+    """Run the VLM harness with the chance backend on the fixture suites; Table 1 and 2 layouts."""
+    from bspatial.evaluation.vlm.fixtures import FIXTURE_CONFIGS, write_fixture_repos
+    from bspatial.evaluation.vlm.report import TABLES, load_run, table_rows
+    from bspatial.evaluation.vlm.runner import run_suite
+
+    import datasets
+
+    datasets.disable_progress_bars()  # the fixture splits are tiny; their bars would bury the tables
+    repos = write_fixture_repos(workdir / "fixture")
+    run_dir = workdir / "runs" / f"chance-{seed}"
+    for suite, configs in FIXTURE_CONFIGS.items():
+        for config in configs:
+            run_suite(f"chance:{seed}", suite, config, run_dir, data=str(repos[suite]), progress=False)
+    run = load_run(run_dir)
+    tables = []
+    for name, title in (("table1", "Table 1 layout"), ("table2", "Table 2 layout")):
+        table = Table(title=f"{title}: bspatial eval-vlm --model chance:{seed} on the fixture suites ({run_dir})")
+        table.add_column("run")
+        for _, header, _ in TABLES[name]:
+            table.add_column(header, justify="right")
+        for row in table_rows([run], name):
+            cells = [row[column] for column, _, _ in TABLES[name]]
+            table.add_row(row["run"], *("-" if v is None else f"{v:.1f}" for v in cells))
+        tables.append(table)
+    return tables
