@@ -1,0 +1,192 @@
+"""Configuration of BEHAVIOR-Spatial-VLA: a pi0.5-style flow-matching policy on a Qwen3.5 backbone.
+
+Architecture only (STYLE rule 3): optimizer, schedule, data and logging live in the training config.
+This file travels inside checkpoints as remote code: it imports only transformers and its siblings.
+"""
+
+from __future__ import annotations
+
+from transformers import PretrainedConfig, Qwen3_5Config
+
+# `from .x import y` form only: transformers copies a checkpoint's code files by scanning for it.
+from .flow_matching import (
+    NUM_INFERENCE_STEPS,
+    TIME_BETA_ALPHA,
+    TIME_BETA_BETA,
+    TIME_EMBEDDING_MAX_PERIOD,
+    TIME_EMBEDDING_MIN_PERIOD,
+    TIME_OFFSET,
+    TIME_SCALE,
+)
+
+# Paper Section 4 / DESIGN §4: R1Pro-like robot, 23-dim actions, 32-step chunks, three cameras.
+DEFAULT_CAMERA_NAMES = ("head", "left_wrist", "right_wrist")
+# IR conditioning (Section 4.2, Appendix 13.3): no IR, a dot drawn on the head image, or a
+# standalone Gaussian attention map; each occupies one extra image slot.
+IR_MODES = ("none", "dot", "attn_map")
+IR_IMAGE_NAME = "ir"
+ANCHOR_IMAGE_NAME = "anchor"
+
+
+class BSpatialVLAConfig(PretrainedConfig):
+    r"""Configuration for [`BSpatialVLAForActionPrediction`].
+
+    The frozen Qwen3.5 VLM (``vlm_config``) encodes the images and the text prefix (instruction plus
+    discretised state); the action expert cross-attends to prefix hidden states taken from
+    ``prefix_layers`` and predicts ``chunk_size`` x ``action_dim`` actions by flow matching.
+
+    Args:
+        vlm_config: a ``qwen3_5`` config (dict or [`Qwen3_5Config`]); ``None`` gives transformers'
+            defaults. Real runs take it from the backbone checkpoint (e.g. ``Qwen/Qwen3.5-4B``).
+        freeze_vlm: keep the VLM's own weights frozen (paper Section 4: "Unless otherwise stated, the
+            VLM is frozen"). Adapters added later (peft LoRA) still train.
+        expert_hidden_size, expert_num_layers, expert_num_attention_heads, expert_head_dim,
+            expert_intermediate_size: action expert width / depth / heads / MLP width. The defaults
+            (1024, 8, 8, 128, 4096) give ~0.27B parameters with the 4B backbone, matching the paper's
+            "action expert and projections (0.30B)" (Appendix C.1) in scale.
+        prefix_layers: which VLM hidden states the expert layers read, as indices into the VLM's
+            ``hidden_states`` tuple (0 = token embeddings, i = output of decoder layer i; the last one
+            is after the final norm). Either one index per expert layer (layer k reads
+            ``prefix_layers[k]``) or a single index shared by all. ``None`` spreads the expert layers
+            evenly over the VLM depth ending at the last layer (for Qwen3.5-4B, 32 layers and 8 expert
+            layers: 4, 8, ..., 32, i.e. the outputs of its full-attention layers).
+        chunk_size: actions per chunk (paper Section 4: 32-step chunks).
+        action_dim: action width (paper Section 4: 23-dim R1Pro actions).
+        state_dim: proprioceptive state width (``observation.state``); must match the dataset.
+        camera_names: the camera images in input order (DESIGN §4: head, left_wrist, right_wrist).
+        state_num_bins, state_min, state_max: the discretisation of the normalised state written into
+            the text prefix (pi0.5: 256 bins over [-1, 1]); used by the processor.
+        ir_mode: ``"none"``, ``"dot"`` or ``"attn_map"`` (Appendix 13.3); not ``"none"`` adds one image.
+        first_frame_anchor: also feed the first frame's dot-marked head image, as a fifth image
+            (Appendix 13.3, "Temporal conditioning"); needs ``ir_mode="dot"``.
+        time_beta_alpha, time_beta_beta, time_scale, time_offset: training time distribution
+            ``t ~ Beta(alpha, beta) * scale + offset`` (openpi pi0.py; t = 1 is noise).
+        num_inference_steps: Euler steps at inference (paper Section 4: 10).
+        time_embedding_min_period, time_embedding_max_period: sinusoidal time embedding periods.
+        expert_rms_norm_eps: RMSNorm epsilon in the expert.
+        initializer_range: std of the normal init of the expert's linear layers.
+
+    Example:
+        >>> config = BSpatialVLAConfig(ir_mode="dot", first_frame_anchor=True)
+        >>> config.image_names
+        ['head', 'left_wrist', 'right_wrist', 'ir', 'anchor']
+        >>> config.prefix_layers, config.vlm_config.model_type
+        ([4, 8, 12, 16, 20, 24, 28, 32], 'qwen3_5')
+    """
+
+    model_type = "bspatial_vla"
+    # Class attribute instead of a register_for_auto_class() call at import time: save_pretrained
+    # writes auto_map["AutoConfig"] and copies this file either way.
+    _auto_class = "AutoConfig"
+    sub_configs_defaults = {"vlm_config": Qwen3_5Config}
+
+    vlm_config: dict | PretrainedConfig | None = None
+    freeze_vlm: bool = True
+    # Action expert (Section 4: "a flow-matching action expert attends to the resulting prefix features").
+    expert_hidden_size: int = 1024
+    expert_num_layers: int = 8
+    expert_num_attention_heads: int = 8
+    expert_head_dim: int = 128
+    expert_intermediate_size: int = 4096
+    expert_rms_norm_eps: float = 1e-6
+    prefix_layers: list[int] | None = None
+    initializer_range: float = 0.02
+    # Inputs and outputs (Section 4, DESIGN §4).
+    chunk_size: int = 32
+    action_dim: int = 23
+    state_dim: int = 23
+    camera_names: list[str] | None = None
+    # State text discretisation (pi0.5: 256 bins over the normalised range [-1, 1]).
+    state_num_bins: int = 256
+    state_min: float = -1.0
+    state_max: float = 1.0
+    # IR conditioning (Section 4.2, Appendix 13.3).
+    ir_mode: str = "none"
+    first_frame_anchor: bool = False
+    # Flow matching (openpi pi0.py; see flow_matching.py for the convention: t = 1 is noise,
+    # x_t = t * noise + (1 - t) * a, target u = noise - a).
+    time_beta_alpha: float = TIME_BETA_ALPHA
+    time_beta_beta: float = TIME_BETA_BETA
+    time_scale: float = TIME_SCALE
+    time_offset: float = TIME_OFFSET
+    num_inference_steps: int = NUM_INFERENCE_STEPS
+    time_embedding_min_period: float = TIME_EMBEDDING_MIN_PERIOD
+    time_embedding_max_period: float = TIME_EMBEDDING_MAX_PERIOD
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)  # builds vlm_config from dict / None
+        if self.vlm_config.model_type != "qwen3_5":
+            raise ValueError(f"vlm_config must be a qwen3_5 config, got model_type={self.vlm_config.model_type!r}")
+        if self.camera_names is None:
+            self.camera_names = list(DEFAULT_CAMERA_NAMES)
+        self.camera_names = list(self.camera_names)
+        if self.prefix_layers is None:
+            self.prefix_layers = self._default_prefix_layers()
+        self.prefix_layers = [int(i) for i in self.prefix_layers]
+        self._validate()
+
+    def _default_prefix_layers(self) -> list[int]:
+        num_vlm_layers = self.vlm_config.text_config.num_hidden_layers
+        depth = max(self.expert_num_layers, 1)
+        return [max(1, round((k + 1) * num_vlm_layers / depth)) for k in range(depth)]
+
+    def _validate(self) -> None:
+        for name in ("expert_hidden_size", "expert_num_layers", "expert_num_attention_heads", "expert_head_dim",
+                     "expert_intermediate_size", "chunk_size", "action_dim", "state_dim", "num_inference_steps"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.expert_hidden_size % 2:
+            raise ValueError(f"expert_hidden_size must be even (sinusoidal time embedding), got {self.expert_hidden_size!r}")
+        if not self.camera_names or len(set(self.camera_names)) != len(self.camera_names):
+            raise ValueError(f"camera_names must be non-empty and unique, got {self.camera_names!r}")
+        reserved = {IR_IMAGE_NAME, ANCHOR_IMAGE_NAME} & set(self.camera_names)
+        if reserved:
+            raise ValueError(f"camera_names may not use the reserved image names {sorted(reserved)!r}")
+        if self.ir_mode not in IR_MODES:
+            raise ValueError(f"ir_mode must be one of {IR_MODES}, got {self.ir_mode!r}")
+        if self.first_frame_anchor and self.ir_mode != "dot":
+            raise ValueError(
+                f"first_frame_anchor=True needs ir_mode='dot' (Appendix 13.3: the anchor is the first frame's "
+                f"dot-marked head image), got ir_mode={self.ir_mode!r}"
+            )
+        if self.state_num_bins < 2:
+            raise ValueError(f"state_num_bins must be >= 2, got {self.state_num_bins!r}")
+        if not self.state_min < self.state_max:
+            raise ValueError(f"state_min must be < state_max, got {self.state_min!r} and {self.state_max!r}")
+        num_vlm_layers = self.vlm_config.text_config.num_hidden_layers
+        bad = [i for i in self.prefix_layers if not 0 <= i <= num_vlm_layers]
+        if bad:
+            raise ValueError(f"prefix_layers must lie in [0, {num_vlm_layers}] (VLM hidden states), got {self.prefix_layers!r}")
+        if len(self.prefix_layers) not in (1, self.expert_num_layers):
+            raise ValueError(
+                f"prefix_layers needs 1 or expert_num_layers={self.expert_num_layers} entries, got {self.prefix_layers!r}"
+            )
+        if self.time_beta_alpha <= 0 or self.time_beta_beta <= 0:
+            raise ValueError(f"time Beta parameters must be positive, got ({self.time_beta_alpha!r}, {self.time_beta_beta!r})")
+        if not (self.time_scale > 0 and self.time_offset >= 0 and self.time_scale + self.time_offset <= 1.0 + 1e-9):
+            raise ValueError(
+                f"time_scale / time_offset must keep t in (0, 1], got scale={self.time_scale!r}, offset={self.time_offset!r}"
+            )
+
+    @property
+    def image_names(self) -> list[str]:
+        """Image slots in input order: the cameras, then the IR image, then the first-frame anchor."""
+        names = list(self.camera_names)
+        if self.ir_mode != "none":
+            names.append(IR_IMAGE_NAME)
+        if self.first_frame_anchor:
+            names.append(ANCHOR_IMAGE_NAME)
+        return names
+
+    @property
+    def num_images(self) -> int:
+        """How many images every sample carries."""
+        return len(self.image_names)
+
+    def expert_prefix_layer(self, expert_layer: int) -> int:
+        """The VLM hidden-state index that expert layer ``expert_layer`` cross-attends to."""
+        return self.prefix_layers[0] if len(self.prefix_layers) == 1 else self.prefix_layers[expert_layer]
+
+
+__all__ = ["BSpatialVLAConfig", "DEFAULT_CAMERA_NAMES", "IR_MODES"]

@@ -1,0 +1,34 @@
+"""Tiny Qwen3.5 policy fixtures (DESIGN §3 sizes), built offline once per session."""
+
+import pytest
+import torch
+
+from bspatial.modeling import BSpatialVLAForActionPrediction
+from bspatial.modeling.testing_utils import build_tiny_processor, make_batch, tiny_policy_config
+
+
+@pytest.fixture(scope="session")
+def processor():
+    return build_tiny_processor()
+
+
+@pytest.fixture(scope="session")
+def tiny_config():
+    return tiny_policy_config()
+
+
+@pytest.fixture
+def model(tiny_config):
+    torch.manual_seed(0)
+    return BSpatialVLAForActionPrediction(tiny_config)
+
+
+@pytest.fixture
+def batch(tiny_config, processor):
+    return make_batch(tiny_config, processor, batch_size=2, image_size=32, seed=0)
+
+
+@pytest.fixture
+def fixed_noise(tiny_config):
+    generator = torch.Generator().manual_seed(123)
+    return torch.randn(2, tiny_config.chunk_size, tiny_config.action_dim, generator=generator)
