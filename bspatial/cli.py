@@ -11,6 +11,8 @@ import typer
 app = typer.Typer(help="BEHAVIOR-Spatial: spatial VQA, point grounding (IR) and robot action suites.", no_args_is_help=True)
 hub_app = typer.Typer(help="Offline Hugging Face set-up: seed the caches that bare-name loading reads.", no_args_is_help=True)
 app.add_typer(hub_app, name="hub")
+sim_app = typer.Typer(help="The embedded MuJoCo household simulator: tasks and views.", no_args_is_help=True)
+app.add_typer(sim_app, name="sim")
 
 
 @app.callback()
@@ -42,16 +44,20 @@ def hub_install(
         typer.echo(f"installed {path}")
 
 
-def _register_evaluation_commands() -> None:
+def _register_subsystem_commands() -> None:
     # The command functions live with their subsystems; their modules keep heavy imports inside
     # the functions, so registering them here costs nothing at `--help` time.
     from bspatial.evaluation.vlm.cli import eval_vlm, report
 
+    from bspatial.sim.cli import sim_tasks, sim_view
+
     app.command("eval-vlm")(eval_vlm)
     app.command("report")(report)
+    sim_app.command("tasks")(sim_tasks)
+    sim_app.command("view")(sim_view)
 
 
-_register_evaluation_commands()
+_register_subsystem_commands()
 
 
 @app.command()

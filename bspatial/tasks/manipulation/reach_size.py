@@ -1,0 +1,103 @@
+"""Size-rank reach tasks (Table S2): food item on a chopping board, item on the countertop, plate,
+toys on a desk. The target is the candidate whose longest bounding-box dimension has the instructed
+rank; every neighbouring pair of ranks differs by at least MIN_SIZE_MARGIN (10%)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bspatial.scoring.task_specs import TaskSpec
+from bspatial.sim.scenes import countertop, make_scene, table
+from bspatial.sim.spec import ObjectSpec, Part, Pose
+from bspatial.tasks.assets import rgba, wood_texture
+from bspatial.tasks.base import Layout, LayoutRejected
+from bspatial.tasks.geometry import MIN_SIZE_MARGIN, longest_dimension, min_adjacent_gap, pick_by_rank, spoken
+from bspatial.tasks.manipulation import objects
+from bspatial.tasks.manipulation.common import SPAWN, scatter, slots
+
+N_FOOD_ON_BOARD = 4
+N_COUNTER_ITEMS = 4
+N_PLATES = 4
+N_TOYS = 5
+
+
+def _size_layout(spec: TaskSpec, variant: str, scene_name: str, furniture, surfaces, candidates: list[ObjectSpec],
+                 instruction: str) -> Layout:
+    sizes = {o.name: longest_dimension(o) for o in candidates}
+    gap = min_adjacent_gap(sizes.values())
+    if gap < MIN_SIZE_MARGIN:
+        raise LayoutRejected(f"size gap {gap:.3f} < {MIN_SIZE_MARGIN}")
+    target, margin = pick_by_rank(sizes, variant, MIN_SIZE_MARGIN)
+    scene = make_scene(scene_name, tuple(furniture) + tuple(candidates), surfaces=surfaces, robot=SPAWN)
+    return Layout(instruction=instruction, scene=scene, candidates=tuple(o.name for o in candidates), target=target,
+                  measurements={"longest_dimension": sizes}, margin=margin)
+
+
+def _pick_lengths(rng: np.random.Generator, ranges: dict, n: int) -> list[tuple[str, float]]:
+    cats = rng.choice(sorted(ranges), size=n, replace=False)
+    return [(str(c), float(rng.uniform(*ranges[c]))) for c in cats]
+
+
+def reach_food_item(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
+    counter = countertop("countertop_0", front_x=0.55, depth=0.7, width=1.8, seed=int(rng.integers(100)))
+    bx, by = float(rng.uniform(0.82, 0.9)), float(rng.uniform(-0.1, 0.1))
+    board_size = (0.42, 0.58)
+    h = counter.height
+    board = ObjectSpec(name="chopping_board_0", category="chopping_board", static=True, pose=Pose((bx, by, h)), parts=(
+        Part("box", (*board_size, 0.025), Pose((0, 0, 0.0125)), rgba=rgba((255, 255, 255)),
+             texture=wood_texture("chopping_board_0_wood", (215, 170, 115), seed=int(rng.integers(100)))),))
+    top = h + 0.025
+    ranges = {c: r for c, (r, _) in objects.FOOD_ITEMS.items()}
+    picks = _pick_lengths(rng, ranges, N_FOOD_ON_BOARD)
+    protos = [objects.food_item(f"{c}_{i}", c, L, (0, 0, top)) for i, (c, L) in enumerate(picks)]
+    bounds = (bx - board_size[0] / 2, bx + board_size[0] / 2, by - board_size[1] / 2, by + board_size[1] / 2)
+    xy = scatter(rng, [_radius(o) for o in protos], bounds, gap=0.015)
+    items = [objects.food_item(f"{c}_{i}", c, L, (*xy[i], top), yaw=float(rng.uniform(-0.4, 0.4)))
+             for i, (c, L) in enumerate(picks)]
+    return _size_layout(spec, variant, "reach_food_item", (counter.obj, board), (counter.surface,), items,
+                        f"Reach the {spoken(variant)} food item on the chopping board.")
+
+
+def _radius(obj: ObjectSpec) -> float:
+    from bspatial.tasks.manipulation.common import footprint_radius
+
+    return footprint_radius(obj)
+
+
+def reach_item(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
+    counter = countertop("countertop_0", front_x=0.55, depth=0.7, width=1.8, seed=int(rng.integers(100)))
+    ranges = {c: r for c, (r, _, _) in objects.PACKAGED_FOOD.items()}
+    ranges.update({c: objects.FOOD_ITEMS[c][0] for c in ("apple", "orange", "eggplant")})
+    picks = _pick_lengths(rng, ranges, N_COUNTER_ITEMS)
+    ys = rng.permutation(slots(rng, N_COUNTER_ITEMS))
+    items = []
+    for i, ((c, L), y) in enumerate(zip(picks, ys)):
+        pos = (float(rng.uniform(0.78, 0.9)), float(y), counter.height)
+        yaw = float(rng.uniform(-0.3, 0.3))
+        items.append(objects.packaged_food(f"{c}_{i}", c, L, pos, yaw) if c in objects.PACKAGED_FOOD
+                     else objects.food_item(f"{c}_{i}", c, L, pos, yaw))
+    return _size_layout(spec, variant, "reach_item", (counter.obj,), (counter.surface,), items,
+                        f"Reach the {spoken(variant)} food item on the countertop.")
+
+
+def reach_plate(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
+    counter = countertop("countertop_0", front_x=0.55, depth=0.75, width=1.8, seed=int(rng.integers(100)))
+    diameters = rng.uniform(0.14, 0.30, N_PLATES)
+    rims = [tuple(int(c) for c in rng.integers(20, 200, 3)) for _ in range(N_PLATES)]
+    xy = scatter(rng, [d / 2 for d in diameters], (0.62, 1.25, -0.45, 0.45), gap=0.02)
+    plates = [objects.plate(f"plate_{i}", float(d), (*xy[i], counter.height), rim_rgb=rims[i])
+              for i, d in enumerate(diameters)]
+    return _size_layout(spec, variant, "reach_plate", (counter.obj,), (counter.surface,), plates,
+                        f"Reach the {spoken(variant)} plate from the countertop.")
+
+
+def reach_toys(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
+    desk = table("desk_0", "desk", center_xy=(0.95, 0.0), size_xy=(0.7, 1.4), height=0.75, rgb=(120, 90, 60),
+                 seed=int(rng.integers(100)))
+    picks = _pick_lengths(rng, objects.TOYS, N_TOYS)
+    ys = rng.permutation(slots(rng, N_TOYS, half_width=0.5))
+    toys = [objects.toy(f"{c}_{i}", c, L, (float(rng.uniform(0.82, 0.95)), float(y), desk.height), rng,
+                        yaw=float(rng.uniform(-0.3, 0.3)))
+            for i, ((c, L), y) in enumerate(zip(picks, ys))]
+    return _size_layout(spec, variant, "reach_toys", (desk.obj,), (desk.surface,), toys,
+                        f"Reach the {spoken(variant)} toy on the desk.")
