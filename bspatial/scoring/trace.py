@@ -211,8 +211,10 @@ class EpisodeTrace:
             candidate k at step t. The first step with any contact decides a reach episode.
         base_poses: (T, 3) robot base (x, y, yaw) per step; the soda rule reads the last row.
         object_positions: (T, 3) position of the manipulated object (knife, saucer, tupperware, bowl)
-            per step; the last row is its final resting pose (the simulator settles the object before
-            recording the last step).
+            per step: its reference point, the centre of its bottom face (the frame origin of every
+            object in bspatial.tasks), so heights compare directly with the countertop plane and the
+            compartment bands; the last row is its final resting pose (the simulator settles the
+            object before recording the last step).
         object_held: (T,) bool; True while the object is grasped (an assisted-grasp weld counts).
             A release event is a step where it turns from True to False.
         countertop: Countertop geometry (directional placement).

@@ -10,10 +10,13 @@ Model specs (``load_backend``):
 spec                             kind            status
 ===============================  ==============  =============================================
 ``chance`` / ``chance:<seed>``   ``chance``      here: the reference row of every table
-``openai:<base url>#<model>``    ``openai``      next slice: OpenAI-compatible chat completions
-``transformers:<id or path>``,   ``transformers``  next slice: ``AutoModelForImageTextToText``
+``openai:<base url>#<model>``    ``openai``      OpenAI-compatible chat completions (``backend_openai``)
+``transformers:<id or path>``,   ``transformers``  ``AutoModelForImageTextToText`` (``backend_transformers``)
 a bare hub id or local path
 ===============================  ==============  =============================================
+
+The ``transformers`` and ``openai`` factories import their modules only when a spec names them,
+so ``import backends`` (and ``bspatial --help``) stays free of torch / transformers.
 
 Extension point: a later module registers its factory with ``@register_backend("<kind>")``; the
 factory receives the text after ``<kind>:`` (for bare specs, the whole spec) and keyword options
@@ -233,7 +236,11 @@ def _known_message() -> str:
     return ", ".join(f"{k} ({_USAGE.get(k, k + ':<argument>')})" for k in known_kinds())
 
 
-_USAGE = {"chance": "'chance' or 'chance:<seed>'"}
+_USAGE = {
+    "chance": "'chance' or 'chance:<seed>'",
+    "openai": "'openai:<base url>#<model>'",
+    "transformers": "'transformers:<hub id or path>' or a bare hub id / path",
+}
 
 
 @register_backend("chance")
@@ -250,3 +257,17 @@ def _chance(argument: str, seed: int | None = None, **options: Any) -> ChanceBac
         seed = parsed
     seed = 0 if seed is None else seed
     return ChanceBackend(seed=seed, spec=f"chance:{seed}")
+
+
+@register_backend("transformers")
+def _transformers(argument: str, **options: Any) -> VLMBackend:
+    from bspatial.evaluation.vlm.backend_transformers import build
+
+    return build(argument, **options)
+
+
+@register_backend("openai")
+def _openai(argument: str, **options: Any) -> VLMBackend:
+    from bspatial.evaluation.vlm.backend_openai import build
+
+    return build(argument, **options)

@@ -129,9 +129,12 @@ def run_suite(
     _check_fingerprint(folder, fingerprint, source, config, split)
     meta = {"suite": suite, "config": config, "data": source, "split": split, "model": backend.spec,
             "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit}
-    done = _logged_keys(folder / SAMPLES_FILE, "id") | _logged_keys(folder / ERRORS_FILE, "key")
+    shard = _Shard.of_process()
+    done = shard.logged_keys(folder)
     todo = [i for i, key in enumerate(keys) if key not in done]
     logger.info("%s/%s: %d items, %d done, %d to run -> %s", suite, config, len(keys), len(keys) - len(todo), len(todo), folder)
+    if shard.world > 1:
+        return _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress, meta)
     complete = False
     try:
         _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress)
@@ -139,6 +142,75 @@ def run_suite(
     finally:
         summary = write_summary(folder, meta, complete)
     return summary
+
+
+# --------------------------------------------------------------------------- data parallel
+
+
+@dataclass(frozen=True)
+class _Shard:
+    """This process's share under ``accelerate launch`` / torchrun (``RANK``, ``WORLD_SIZE``).
+
+    Rank r takes every world-th pending item and appends to ``samples.rank<r>.jsonl`` /
+    ``errors.rank<r>.jsonl``; after all ranks finish, rank 0 merges the rank files into the main
+    logs (skipping ids already there, so a merge cut short is redone safely) and writes the summary.
+    Rank files left by an interrupted run count as done and are merged by the next complete run.
+    """
+
+    rank: int = 0
+    world: int = 1
+
+    @staticmethod
+    def of_process() -> _Shard:
+        world, rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
+        if world > 1 and not 0 <= rank < world:
+            raise ValueError(f"RANK must be in [0, WORLD_SIZE={world}), got {rank}")
+        return _Shard(rank, max(world, 1))
+
+    def files(self, folder: Path) -> tuple[Path, Path]:
+        if self.world == 1:
+            return folder / SAMPLES_FILE, folder / ERRORS_FILE
+        return folder / f"samples.rank{self.rank}.jsonl", folder / f"errors.rank{self.rank}.jsonl"
+
+    def logged_keys(self, folder: Path) -> set[str]:
+        keys = _logged_keys(folder / SAMPLES_FILE, "id") | _logged_keys(folder / ERRORS_FILE, "key")
+        for path in sorted(folder.glob("samples.rank*.jsonl")):
+            keys |= _logged_keys(path, "id")
+        for path in sorted(folder.glob("errors.rank*.jsonl")):
+            keys |= _logged_keys(path, "key")
+        return keys
+
+    def barrier(self) -> None:
+        from accelerate import PartialState
+
+        PartialState().wait_for_everyone()
+
+
+def _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress, meta) -> dict[str, Any]:
+    shard.barrier()  # every rank has read the logs before any rank appends to its own
+    _run_pending(dataset, keys, todo[shard.rank :: shard.world], suite, backend, folder, fingerprint, batch_size, progress, shard.files(folder))
+    shard.barrier()  # all shards written
+    if shard.rank == 0:
+        position = {key: i for i, key in enumerate(keys)}
+        _merge(folder, SAMPLES_FILE, "samples.rank*.jsonl", "id", position)
+        _merge(folder, ERRORS_FILE, "errors.rank*.jsonl", "key", position)
+        write_summary(folder, meta, True)
+    shard.barrier()  # the summary exists
+    return json.loads((folder / SUMMARY_FILE).read_text())
+
+
+def _merge(folder: Path, main: str, pattern: str, field: str, position: dict[str, int]) -> None:
+    """Append the rank files' rows missing from ``main`` (in dataset order), then delete the rank files."""
+    parts = sorted(folder.glob(pattern))
+    have = _logged_keys(folder / main, field)
+    rows = {row[field]: row for path in parts for row in read_jsonl(path) if row[field] not in have}
+    ordered = sorted(rows.values(), key=lambda row: position.get(row[field], len(position)))
+    with open(folder / main, "a", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(row) + "\n" for row in ordered))
+        handle.flush()
+        os.fsync(handle.fileno())
+    for path in parts:
+        path.unlink()
 
 
 # --------------------------------------------------------------------------- data and fingerprint
@@ -242,13 +314,14 @@ def _check_fingerprint(folder: Path, fingerprint: dict[str, Any], source: str, c
 # --------------------------------------------------------------------------- the loop
 
 
-def _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress) -> None:
+def _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress, files=None) -> None:
     from tqdm.auto import tqdm
 
     short = fingerprint[:16]
+    samples_path, errors_path = files or (folder / SAMPLES_FILE, folder / ERRORS_FILE)
     with (
-        open(folder / SAMPLES_FILE, "a", encoding="utf-8") as samples,
-        open(folder / ERRORS_FILE, "a", encoding="utf-8") as errors,
+        open(samples_path, "a", encoding="utf-8") as samples,
+        open(errors_path, "a", encoding="utf-8") as errors,
         tqdm(total=len(todo), desc=f"{suite}-{folder.name.split('-', 1)[1]}", unit="item", disable=not progress) as bar,
     ):
         for chunk in _chunks(dataset, keys, todo, batch_size):

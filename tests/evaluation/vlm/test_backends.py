@@ -54,10 +54,9 @@ def test_spec_parsing():
     assert parse_spec("/abs/ckpt") == ("transformers", "/abs/ckpt")
 
 
-@pytest.mark.parametrize("spec", ["gpt:4", "Qwen/Qwen3.5-4B", "openai:http://localhost:8000/v1#m"])
-def test_unknown_or_unavailable_specs_list_the_known_kinds(spec):
-    with pytest.raises(ValueError, match=r"known kinds: chance"):
-        load_backend(spec)
+def test_unknown_kinds_list_the_known_kinds():
+    with pytest.raises(ValueError, match=r"known kinds: chance .*openai .*transformers"):
+        load_backend("gpt:4")
 
 
 def test_registering_a_kind_twice_raises(monkeypatch):

@@ -1,0 +1,225 @@
+"""The runner: one episode of a :class:`~bspatial.tasks.base.TaskInstance` under a policy, recorded as an
+:class:`~bspatial.scoring.trace.EpisodeTrace`.
+
+World (the backend), task (the instance) and runner (this module) stay separate (STYLE rule 5). The
+policy is any callable ``policy(observation) -> action`` with a 23-dim action (DESIGN §4); it sees an
+:class:`Observation` (step index, instruction, robot state, optional camera frames). Privileged
+policies such as the scripted experts hold the backend themselves.
+
+Per step the runner records exactly what the Table S4 rules read (trace schema of
+:mod:`bspatial.scoring.trace`): both end-effector positions, every reach candidate's bounding-box
+centre and whether a gripper link touches it, the base pose, and for placement tasks the manipulated
+object's bounding-box centre and held flag (releases are the held -> not-held transitions); the
+countertop / container geometry comes from the instance. Navigation fields stay unused.
+
+Early stop (``stop_when_decided``; implementation choices, the paper only says episodes end at the
+budget or on commitment):
+
+* reach families: the first step with an end-effector-candidate contact decides the outcome (Table S4
+  "first contact"), so the episode ends there;
+* placement families: a release commits the placement; the episode ends once the released object has
+  been at rest for :data:`SETTLE_STEPS` steps (the last row is then its resting pose, as the trace
+  schema requires) or :data:`MAX_SETTLE_STEPS` after the release, whichever comes first.
+
+Physics instability ends the episode with status ``sim_error``; the rows recorded before it are kept
+(the failing step's state is not recorded), and the caller's run goes on.
+
+Example:
+    >>> from bspatial.sim.mujoco_backend import MujocoBackend
+    >>> from bspatial.tasks import sample_instance
+    >>> sim = MujocoBackend()
+    >>> inst = sample_instance("reach_plate", "largest", 0)
+    >>> sim.load(inst.scene)
+    >>> hold = sim.hold_action()
+    >>> result = run_episode(sim, inst, lambda obs: hold, max_steps=5)
+    >>> result.status, result.trace.num_steps
+    ('timeout', 5)
+    >>> sim.close()
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+import numpy as np
+
+from bspatial.scoring.action import EpisodeOutcome, outcome_from_trace
+from bspatial.scoring.trace import EpisodeTrace
+from bspatial.sim.backend import ARMS, CameraFrame, RobotState
+from bspatial.tasks.base import TaskInstance
+
+logger = logging.getLogger(__name__)
+
+EEF_LINKS: frozenset[str] = frozenset(
+    f"robot/{side}_{link}" for side in ARMS for link in ("hand", "finger_a", "finger_b"))
+"""Robot bodies that count as the end-effector for reach contacts (trace schema: "gripper links included")."""
+
+SETTLE_STEPS = 10
+"""Placement: consecutive steps (1/3 s at 30 Hz) the released object must be at rest before the episode ends."""
+SETTLE_SPEED_M_S = 0.02
+"""... at rest = bounding-box centre speed below this (m/s)."""
+MAX_SETTLE_STEPS = 60
+"""Placement: the episode ends at most this many steps (2 s) after a release, at rest or not."""
+
+Status = Literal["decided", "timeout", "sim_error"]
+
+Policy = Callable[["Observation"], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a policy sees at one step.
+
+    Attributes:
+        step: index of the action about to be chosen (0-based).
+        instruction: the task instruction.
+        state: the robot state (its ``proprio`` is the BEHAVIOR-style vector a learned policy reads).
+        images: camera name -> frame, for the cameras the runner was asked to render (empty otherwise).
+    """
+
+    step: int
+    instruction: str
+    state: RobotState
+    images: dict[str, CameraFrame] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """The outcome of :func:`run_episode`.
+
+    Attributes:
+        trace: the recorded trace; None only when the very first step failed (nothing to record).
+        outcome: Table S4 label of the trace (None when ``trace`` is None).
+        status: "decided" (stopped early on a commitment), "timeout" (ran ``max_steps``) or "sim_error".
+        steps: actions applied (including a failing one).
+        message: the backend's error message for a sim_error, else "".
+    """
+
+    trace: EpisodeTrace | None
+    outcome: EpisodeOutcome | None
+    status: Status
+    steps: int
+    message: str = ""
+
+
+class _Recorder:
+    """Accumulates the per-step rows of a trace for one instance."""
+
+    def __init__(self, backend, instance: TaskInstance) -> None:
+        self.backend, self.instance = backend, instance
+        self.reach = instance.family in ("reach", "reach_base_proximity")
+        self.rows: dict[str, list] = {k: [] for k in ("eef", "cand", "contact", "base", "obj", "held")}
+
+    def record(self, state: RobotState) -> None:
+        b, inst, rows = self.backend, self.instance, self.rows
+        rows["eef"].append([state.eef_pos[s] for s in ARMS])
+        rows["base"].append(np.asarray(state.base_pose, float))
+        if self.reach:
+            rows["cand"].append([b.object_bbox(c).center for c in inst.candidates])
+            rows["contact"].append(self._contacts())
+        if inst.manipulated is not None:
+            # The object's frame origin (bottom-face centre for every bspatial.tasks object), the
+            # point the trace schema, the container bands and the countertop rest band refer to.
+            rows["obj"].append(b.object_pose(inst.manipulated).position)
+            rows["held"].append(inst.manipulated in state.grasped.values())
+
+    def _contacts(self) -> list[bool]:
+        names = self.instance.candidates
+        touched = set()
+        for c in self.backend.contacts():
+            if c.body_a in EEF_LINKS and c.body_b in names:
+                touched.add(c.body_b)
+            elif c.body_b in EEF_LINKS and c.body_a in names:
+                touched.add(c.body_a)
+        return [n in touched for n in names]
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.rows["base"])
+
+    def trace(self, split: str) -> EpisodeTrace | None:
+        if not self.num_steps:
+            return None
+        inst, rows = self.instance, self.rows
+        reach = self.reach
+        placement = inst.manipulated is not None
+        return EpisodeTrace(
+            task=inst.task, split=split, variant=inst.variant, instruction=inst.instruction,
+            seed=0 if inst.seed is None else inst.seed, step_budget=inst.step_budget,
+            eef_positions=np.array(rows["eef"]),
+            candidate_names=inst.candidates if reach else (),
+            instructed_candidate=inst.instructed_candidate if reach else None,
+            candidate_positions=np.array(rows["cand"]) if reach else None,
+            eef_contacts=np.array(rows["contact"], dtype=bool) if reach else None,
+            base_poses=np.array(rows["base"]),
+            object_positions=np.array(rows["obj"]) if placement else None,
+            object_held=np.array(rows["held"], dtype=bool) if placement else None,
+            countertop=inst.countertop, container=inst.container)
+
+
+def _placement_settled(rows: dict[str, list]) -> bool:
+    """After a release: the object has been at rest SETTLE_STEPS steps, or MAX_SETTLE_STEPS have passed."""
+    held = np.asarray(rows["held"], bool)
+    if held.size < 2 or held[-1] or not held.any():
+        return False
+    since_release = held.size - 1 - int(np.flatnonzero(held)[-1])
+    if since_release >= MAX_SETTLE_STEPS:
+        return True
+    if since_release < SETTLE_STEPS:
+        return False
+    recent = np.asarray(rows["obj"][-SETTLE_STEPS - 1:])
+    speeds = np.linalg.norm(np.diff(recent, axis=0), axis=1) * 30.0
+    return bool(np.all(speeds < SETTLE_SPEED_M_S))
+
+
+def _decided(recorder: _Recorder) -> bool:
+    if recorder.reach:
+        return bool(np.any(recorder.rows["contact"][-1]))
+    return _placement_settled(recorder.rows)
+
+
+def run_episode(backend, instance: TaskInstance, policy: Policy, *, split: str = "train", max_steps: int | None = None,
+                cameras: tuple[str, ...] = (), stop_when_decided: bool = True, load: bool = False) -> EpisodeResult:
+    """Run ``policy`` on ``instance`` for up to ``max_steps`` (default: the instance's step budget).
+
+    Args:
+        backend: a :class:`~bspatial.sim.backend.SimBackend` holding ``instance.scene`` (pass ``load=True``
+            to load it here); the world is reset first.
+        instance: the sampled task instance.
+        policy: ``Observation -> 23-dim action``.
+        split: the trace's split (:data:`bspatial.scoring.trace.SPLITS`).
+        max_steps: step limit, at most the instance's step budget.
+        cameras: cameras rendered into every observation (none by default: privileged experts need none).
+        stop_when_decided: end early once the outcome is committed (see the module docstring).
+        load: load ``instance.scene`` into the backend first.
+    """
+    budget = instance.step_budget if max_steps is None else int(max_steps)
+    if not 1 <= budget <= instance.step_budget:
+        raise ValueError(f"max_steps must be in 1..{instance.step_budget} (the step budget), got {max_steps!r}")
+    if load:
+        backend.load(instance.scene)
+    else:
+        backend.reset()
+    recorder = _Recorder(backend, instance)
+    state = backend.robot_state()
+    status: Status = "timeout"
+    message, steps = "", 0
+    for t in range(budget):
+        images = {c: backend.render(c) for c in cameras}
+        action = policy(Observation(t, instance.instruction, state, images))
+        result = backend.step(action)
+        steps += 1
+        if result.status != "ok":
+            status, message = "sim_error", result.message
+            logger.warning("episode %s/%s seed %s: sim_error at step %d: %s", instance.task, instance.variant,
+                           instance.seed, t, message)
+            break
+        state = backend.robot_state()
+        recorder.record(state)
+        if stop_when_decided and _decided(recorder):
+            status = "decided"
+            break
+    trace = recorder.trace(split)
+    return EpisodeResult(trace, outcome_from_trace(trace) if trace is not None else None, status, steps, message)

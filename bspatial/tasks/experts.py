@@ -1,0 +1,302 @@
+"""Scripted experts: privileged-state policies that solve the manipulation tasks (issue 3, item 5).
+
+An expert reads the simulator directly (object boxes, robot state, IK) and returns 23-dim actions
+(DESIGN §4). It proves a task instance is solvable and later records the demonstrations. Each expert is
+a script, a Python generator that yields one action per control step, wrapped in a policy callable
+that :func:`bspatial.tasks.episode.run_episode` drives; once the script ends it holds still.
+
+Reach (Table S4 "contact"): pick the arm on the target's side, drive the base (yaw fixed) until the
+target's contact point is :data:`REACH_STANDOFF_M` ahead of the base, without the base footprint
+touching any object, then move the hand with the closed gripper to a pre-contact point and push slowly
+through the contact point until the fingers touch. Table-top objects are approached from above with the
+hand pointing down; books standing in a bookcase cell are approached from the front (the shelf above
+blocks a top-down approach). Floor objects (soda cans, storage boxes) need the torso: every IK call
+solves torso + arm together, so the torso bends as far as the target needs.
+
+Placement: grasp the manipulated object from above (assisted grasp: closed gripper, both fingers
+touching), lift, carry to above ``instance.placement.goal_point``, lower until the object is just above
+the goal surface, open, retract.
+
+Example:
+    >>> from bspatial.sim.mujoco_backend import MujocoBackend
+    >>> from bspatial.tasks import sample_instance
+    >>> from bspatial.tasks.episode import run_episode
+    >>> sim = MujocoBackend()
+    >>> inst = sample_instance("reach_plate", "largest", 0)
+    >>> sim.load(inst.scene)
+    >>> run_episode(sim, inst, make_expert(sim, inst)).outcome.outcome
+    'correct'
+    >>> sim.close()
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Iterator
+
+import numpy as np
+
+from bspatial.sim import robot as robot_mod
+from bspatial.sim.backend import ACTION_SLICES
+from bspatial.tasks.base import TaskInstance
+
+CONTROL_HZ = 30.0
+BASE_SPEED_M_S = 0.4            # cruise speed of the scripted base (BASE_MAX_SPEED is 1.0)
+BASE_GAIN = 2.0                 # 1/s, proportional base position gain
+BASE_TOL_M = 0.01
+BASE_FOOTPRINT_HALF = (0.30, 0.25)  # the base box's half extents (bspatial.sim.robot.build_robot)
+BASE_TOP_M = robot_mod.BASE_TOP
+JOINT_SPEED_RAD_S = 1.2         # max joint speed of scripted joint-space moves
+REACH_STANDOFF_M = 0.62         # target contact point this far ahead of the base centre (x, robot frame)
+ARM_LATERAL_M = 0.22            # ... and this far towards the chosen arm's side
+PRE_CONTACT_M = 0.10            # pre-contact point this far back along the approach direction
+TRANSIT_SPEED_M_S = 0.35        # Cartesian speed of the hand between waypoints
+PUSH_SPEED_M_S = 0.12           # approach speed through the contact point
+PUSH_DEPTH_FRACTION = 0.8       # the push aims this fraction of the target's depth past the contact point
+PUSH_DEPTH_MIN_M = 0.03         # ... and at least this far (thin plates, tools): contact happens earlier
+SETTLE_STEPS = 6
+NEAR_SIDE_FRACTION = 0.4       # top-down contact point: this fraction of the half depth towards the robot
+SAFE_CLEARANCE_M = 0.08         # transit height of the hand above the tallest object near its path
+BASE_CLEARANCE_M = 0.03
+# The idle arm folds up against the chest (upper arm slightly back, forearm forward-up, shoulder rolled
+# outwards) so that a bending torso never lowers its fingers onto the furniture or a distractor.
+TUCKED_ARM = {"left": (0.2, 0.25, 0.0, -2.5, 0.0, 0.0, 0.0), "right": (0.2, -0.25, 0.0, -2.5, 0.0, 0.0, 0.0)}
+
+# Hand orientations (w, x, y, z) of the eef site: the hand approaches along the site's -z axis.
+TOP_DOWN = np.array([1.0, 0.0, 0.0, 0.0])                                   # site z = world +z
+FRONT = np.array([math.cos(-math.pi / 4), 0.0, math.sin(-math.pi / 4), 0.0])  # site z = world -x: push +x
+
+FRONT_APPROACH_TASKS = frozenset({"reach_hardback"})
+"""Targets inside shelf cells: the layer above leaves no room for a top-down approach."""
+
+
+def _world_quat(quat: np.ndarray, yaw: float) -> np.ndarray:
+    """Rotate a base-frame hand orientation by the base yaw."""
+    import mujoco
+
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]), quat)
+    return out
+
+
+class ScriptedExpert:
+    """A policy callable over a privileged script (see the module docstring).
+
+    Args:
+        backend: the :class:`~bspatial.sim.mujoco_backend.MujocoBackend` running ``instance``.
+        instance: the task instance.
+    """
+
+    def __init__(self, backend, instance: TaskInstance) -> None:
+        self.sim, self.instance = backend, instance
+        self._script: Iterator[np.ndarray] | None = None
+        self._last: np.ndarray | None = None
+
+    def __call__(self, observation) -> np.ndarray:
+        if self._script is None or observation.step == 0:
+            self._script = self.script()
+            self._last = None
+        try:
+            self._last = next(self._script)
+        except StopIteration:
+            if self._last is None:
+                self._last = self.sim.hold_action()
+        return self._last
+
+    def script(self) -> Iterator[np.ndarray]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ primitives
+
+    def hold(self, gripper: dict[str, float] | None = None) -> np.ndarray:
+        action = self._target.copy()
+        for side, g in (gripper or {}).items():
+            action[ACTION_SLICES[f"{side}_gripper"]] = g
+        return action
+
+    def tuck(self, side: str) -> Iterator[np.ndarray]:
+        """Fold ``side``'s arm against the chest (:data:`TUCKED_ARM`)."""
+        start = self._target[ACTION_SLICES[f"{side}_arm"]].copy()
+        goal = np.array(TUCKED_ARM[side])
+        n = max(5, int(math.ceil(np.max(np.abs(goal - start)) / (JOINT_SPEED_RAD_S / CONTROL_HZ))))
+        for i in range(1, n + 1):
+            self._target[ACTION_SLICES[f"{side}_arm"]] = start + (goal - start) * i / n
+            yield self._target.copy()
+
+    def safe_height(self, xy_points, radius: float = 0.25) -> float:
+        """Transit height: above every movable object within ``radius`` of the given xy points."""
+        top = 0.0
+        for name, body in self.sim.object_body.items():
+            if body not in self.sim.free_bodies:
+                continue
+            box = self.sim.object_bbox(name)
+            if min(np.linalg.norm(box.center[:2] - np.asarray(p)[:2]) for p in xy_points) < radius:
+                top = max(top, float(box.aabb_max[2]))
+        return top + SAFE_CLEARANCE_M
+
+    def begin(self, gripper: float) -> None:
+        """Start from the current joints with both grippers commanded to ``gripper``."""
+        self._target = self.sim.hold_action()
+        self._target[ACTION_SLICES["left_gripper"]] = gripper
+        self._target[ACTION_SLICES["right_gripper"]] = gripper
+
+    def wait(self, steps: int) -> Iterator[np.ndarray]:
+        for _ in range(steps):
+            yield self._target.copy()
+
+    def set_gripper(self, side: str, command: float, steps: int = 12) -> Iterator[np.ndarray]:
+        self._target[ACTION_SLICES[f"{side}_gripper"]] = command
+        yield from self.wait(steps)
+
+    def drive_to(self, goal_xy, yaw: float | None = None, max_steps: int = 300) -> Iterator[np.ndarray]:
+        """Holonomic base motion to ``goal_xy`` (world) holding ``yaw`` (default: the current yaw)."""
+        goal = np.asarray(goal_xy, float)
+        yaw_goal = self.sim.robot_state().base_pose[2] if yaw is None else yaw
+        for _ in range(max_steps):
+            x, y, th = self.sim.robot_state().base_pose
+            err = goal - (x, y)
+            if np.linalg.norm(err) < BASE_TOL_M:
+                break
+            v = BASE_GAIN * err
+            speed = np.linalg.norm(v)
+            if speed > BASE_SPEED_M_S:
+                v *= BASE_SPEED_M_S / speed
+            c, s = math.cos(th), math.sin(th)
+            action = self._target.copy()
+            action[ACTION_SLICES["base"]] = (c * v[0] + s * v[1], -s * v[0] + c * v[1],
+                                             BASE_GAIN * math.remainder(yaw_goal - th, math.tau))
+            yield action
+        yield from self.wait(SETTLE_STEPS)
+
+    def _joint_ids(self, side: str) -> np.ndarray:
+        r = self.sim.robot
+        return np.concatenate([r.torso_joints, r.arm_joints[side]])
+
+    def _qpos_of_target(self, side: str) -> np.ndarray:
+        """Full qpos with the commanded torso / arm targets (the IK seed of the next waypoint)."""
+        qpos = self.sim.data.qpos.copy()
+        adr = self.sim.model.jnt_qposadr[self._joint_ids(side)]
+        qpos[adr] = np.concatenate([self._target[ACTION_SLICES["torso"]], self._target[ACTION_SLICES[f"{side}_arm"]]])
+        return qpos
+
+    def ik(self, side: str, pos, quat) -> robot_mod.IKResult:
+        """Torso + arm IK seeded with the currently commanded joints."""
+        seed = SimpleNamespace(qpos=self._qpos_of_target(side))
+        return robot_mod.solve_ik(self.sim.model, seed, self.sim.robot.eef_site[side], self._joint_ids(side),
+                                  pos, quat, max_iterations=300)
+
+    def _command(self, side: str, q: np.ndarray) -> None:
+        self._target[ACTION_SLICES["torso"]] = q[:4]
+        self._target[ACTION_SLICES[f"{side}_arm"]] = q[4:]
+
+    def move_joints(self, side: str, q: np.ndarray, settle: int = SETTLE_STEPS) -> Iterator[np.ndarray]:
+        """Linear joint-space move of torso + ``side`` arm to ``q`` at :data:`JOINT_SPEED_RAD_S`."""
+        start = np.concatenate([self._target[ACTION_SLICES["torso"]], self._target[ACTION_SLICES[f"{side}_arm"]]])
+        n = max(5, int(math.ceil(np.max(np.abs(q - start)) / (JOINT_SPEED_RAD_S / CONTROL_HZ))))
+        for i in range(1, n + 1):
+            self._command(side, start + (q - start) * i / n)
+            yield self._target.copy()
+        yield from self.wait(settle)
+
+    def move_eef(self, side: str, pos, quat) -> Iterator[np.ndarray]:
+        yield from self.move_joints(side, self.ik(side, pos, quat).qpos)
+
+    def line_eef(self, side: str, start, end, quat, speed: float) -> Iterator[np.ndarray]:
+        """Straight Cartesian line of the eef at ``speed``, one IK waypoint per step."""
+        start, end = np.asarray(start, float), np.asarray(end, float)
+        n = max(1, int(math.ceil(np.linalg.norm(end - start) / (speed / CONTROL_HZ))))
+        for i in range(1, n + 1):
+            self._command(side, self.ik(side, start + (end - start) * i / n, quat).qpos)
+            yield self._target.copy()
+
+    # ------------------------------------------------------------------ base placement
+
+    def _obstacles(self, exclude=()) -> list[tuple[np.ndarray, np.ndarray]]:
+        """xy boxes (min, max) of every object low enough to meet the base."""
+        out = []
+        for name in self.sim.object_body:
+            if name in exclude:
+                continue
+            box = self.sim.object_bbox(name)
+            if box.aabb_min[2] < BASE_TOP_M + 0.02:
+                out.append((box.aabb_min[:2], box.aabb_max[:2]))
+        return out
+
+    def _base_free(self, xy, obstacles) -> bool:
+        half = np.array(BASE_FOOTPRINT_HALF) + BASE_CLEARANCE_M
+        lo, hi = np.asarray(xy) - half, np.asarray(xy) + half
+        return all(np.any(hi <= a) or np.any(lo >= b) for a, b in obstacles)
+
+    def base_goal(self, point: np.ndarray, side: str) -> np.ndarray:
+        """The base position (yaw 0) that puts ``point`` ahead of ``side``'s shoulder, backed off until the
+        straight path there is collision-free."""
+        start = self.sim.robot_state().base_pose[:2]
+        lateral = ARM_LATERAL_M if side == "left" else -ARM_LATERAL_M
+        goal = np.array([point[0] - REACH_STANDOFF_M, point[1] - lateral])
+        if goal[0] <= start[0]:
+            goal[0] = start[0]
+        obstacles = self._obstacles()
+        for _ in range(100):
+            path = [start + (goal - start) * f for f in np.linspace(0.0, 1.0, 25)]
+            if all(self._base_free(p, obstacles) for p in path[1:]):
+                return goal
+            goal = goal - np.array([0.02, 0.0])
+            if goal[0] <= start[0]:
+                return np.array([start[0], goal[1]]) if self._base_free((start[0], goal[1]), obstacles) else start
+        return start
+
+
+class ReachExpert(ScriptedExpert):
+    """Touch the instructed candidate (Table S4 "contact"; soda also satisfies base proximity)."""
+
+    def contact_geometry(self) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+        """(contact point on the box face, unit approach direction, box depth along it, hand quaternion at yaw 0).
+
+        The contact point is the centre of the box face the hand meets; a composite shape (a teddy bear)
+        may not reach that face there, so the push goes on into the box until something is touched.
+        """
+        box = self.sim.object_bbox(self.instance.target)
+        depth = box.aabb_max - box.aabb_min
+        if self.instance.task in FRONT_APPROACH_TASKS:
+            return (np.array([box.aabb_min[0], box.center[1], box.center[2]]), np.array([1.0, 0.0, 0.0]),
+                    float(depth[0]), FRONT)
+        # Wide flat targets (plates) reach far back: touch the half of the top face nearer the robot.
+        near_x = box.center[0] - NEAR_SIDE_FRACTION * depth[0] / 2
+        return (np.array([near_x, box.center[1], box.aabb_max[2]]), np.array([0.0, 0.0, -1.0]),
+                float(depth[2]), TOP_DOWN)
+
+    def script(self) -> Iterator[np.ndarray]:
+        self.begin(gripper=-1.0)
+        point, direction, depth, quat = self.contact_geometry()
+        base = self.sim.robot_state().base_pose
+        side = "left" if point[1] >= base[1] else "right"
+        yield from self.tuck("right" if side == "left" else "left")
+        goal = self.base_goal(point, side)
+        if np.linalg.norm(goal - base[:2]) > BASE_TOL_M:
+            yield from self.drive_to(goal, yaw=base[2])
+        quat = _world_quat(quat, self.sim.robot_state().base_pose[2])
+        pre = point - PRE_CONTACT_M * direction
+        eef = self.sim.robot_state().eef_pos[side]
+        if direction[2] < 0:   # from above: rise, cross at a safe height, come down onto the pre-contact point
+            z = max(self.safe_height([eef, pre]), pre[2], eef[2])
+            waypoints = [np.array([*eef[:2], z]), np.array([*pre[:2], z]), pre]
+        else:                  # from the front (shelf cells): straight to the pre-contact point
+            waypoints = [pre]
+        for a, b in zip([eef] + waypoints[:-1], waypoints):
+            yield from self.line_eef(side, a, b, quat, TRANSIT_SPEED_M_S)
+        yield from self.wait(SETTLE_STEPS)
+        end = point + max(PUSH_DEPTH_MIN_M, PUSH_DEPTH_FRACTION * depth) * direction
+        yield from self.line_eef(side, pre, end, quat, PUSH_SPEED_M_S)
+        yield from self.wait(30)
+
+
+EXPERTS = {"reach": ReachExpert, "reach_base_proximity": ReachExpert}
+
+
+def make_expert(backend, instance: TaskInstance) -> ScriptedExpert:
+    """The scripted expert for ``instance``'s outcome-rule family."""
+    if instance.family not in EXPERTS:
+        raise ValueError(f"no scripted expert for family {instance.family!r} (task {instance.task!r}); "
+                         f"known families: {sorted(EXPERTS)}")
+    return EXPERTS[instance.family](backend, instance)

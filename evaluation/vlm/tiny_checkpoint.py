@@ -1,0 +1,165 @@
+"""A tiny random Qwen3.5 image-text checkpoint, written offline, for tests, benchmarks and ``make demo``.
+
+``write_tiny_checkpoint(folder, seed)`` saves a ``Qwen3_5ForConditionalGeneration`` with the
+DESIGN §3 sizes (hidden 64, 2 layers ``[linear_attention, full_attention]``, vision depth 2, patch
+16, merge 2) and a processor (byte-level BPE tokenizer with the Qwen vision tokens, a Qwen-style
+chat template, an image processor capped at 64 px a side) into ``folder``. Nothing is downloaded.
+The weights depend only on ``seed`` (and the torch version), so two calls give the same model.
+
+The model is random: its answers are mostly unparseable, which is exactly what the harness must
+count (never guess). It exists so that the real loading, batching and serving code runs end to end.
+
+This module deliberately does not import ``bspatial.modeling.testing_utils`` (which builds the same
+sizes for the policy tests): the harness evaluates any image-text model and must not load the VLA
+package. If the two ever need to agree, DESIGN §3 is the reference for both.
+
+Example:
+    >>> import tempfile
+    >>> from transformers import AutoModelForImageTextToText, AutoProcessor
+    >>> path = write_tiny_checkpoint(tempfile.mkdtemp() + "/tiny", seed=0)
+    >>> AutoModelForImageTextToText.from_pretrained(path).config.text_config.hidden_size
+    64
+    >>> "<|vision_start|><|image_pad|><|vision_end|>" in AutoProcessor.from_pretrained(path).apply_chat_template(
+    ...     [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "hi"}]}], tokenize=False)
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+# Qwen's chat and vision special tokens (DESIGN §3).
+SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
+PATCH_SIZE = 16
+MERGE_SIZE = 2
+TEMPORAL_PATCH_SIZE = 2
+MAX_IMAGE_SIDE = 64  # pixels; a 64x64 fixture frame becomes 2x2 merged patches = 4 image tokens
+
+# Qwen's chat format reduced to what the harness sends: a user turn of images then text, optional
+# system / assistant turns, and the generation prompt. Images go where their content parts are.
+CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{{ '<|im_start|>' + message['role'] + '\n' }}"
+    "{%- if message['content'] is string -%}{{ message['content'] }}"
+    "{%- else -%}{%- for part in message['content'] -%}"
+    "{%- if part['type'] == 'image' -%}{{ '<|vision_start|><|image_pad|><|vision_end|>' }}"
+    "{%- elif part['type'] == 'text' -%}{{ part['text'] }}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}"
+    "{{ '<|im_end|>\n' }}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\n' }}{%- endif -%}"
+)
+
+
+def build_tokenizer():
+    """A ``Qwen3_5Tokenizer`` over the 256 byte-level symbols (no merges) plus the special tokens.
+
+    ``<|endoftext|>`` (id 0) pads; ``<|im_end|>`` ends a turn.
+    """
+    from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import Qwen3_5Tokenizer
+
+    vocab = {"<|endoftext|>": 0}
+    for symbol in sorted(ByteLevel.alphabet()):
+        vocab[symbol] = len(vocab)
+    tokenizer = Qwen3_5Tokenizer(vocab=vocab, merges=[], eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tokenizer.add_special_tokens({"additional_special_tokens": list(SPECIAL_TOKENS)})
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+def build_processor(tokenizer=None):
+    """A ``Qwen3VLProcessor`` (transformers' processor for qwen3_5) sized for tiny images."""
+    from transformers import Qwen3VLProcessor
+    from transformers.models.qwen2_vl.image_processing_qwen2_vl import Qwen2VLImageProcessor
+    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
+
+    tokenizer = build_tokenizer() if tokenizer is None else tokenizer
+    factor = PATCH_SIZE * MERGE_SIZE
+    size = {"shortest_edge": factor * factor, "longest_edge": MAX_IMAGE_SIDE * MAX_IMAGE_SIDE}
+    kwargs = dict(patch_size=PATCH_SIZE, merge_size=MERGE_SIZE, temporal_patch_size=TEMPORAL_PATCH_SIZE, size=size)
+    return Qwen3VLProcessor(
+        image_processor=Qwen2VLImageProcessor(**kwargs),
+        tokenizer=tokenizer,
+        video_processor=Qwen3VLVideoProcessor(**kwargs),
+        chat_template=CHAT_TEMPLATE,
+    )
+
+
+def build_config(tokenizer=None):
+    """The tiny ``Qwen3_5Config`` (DESIGN §3) whose special-token ids match :func:`build_tokenizer`."""
+    from transformers import Qwen3_5Config
+
+    tokenizer = build_tokenizer() if tokenizer is None else tokenizer
+    ids = dict(zip(SPECIAL_TOKENS, tokenizer.convert_tokens_to_ids(list(SPECIAL_TOKENS))))
+    text = dict(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+        layer_types=["linear_attention", "full_attention"],
+        linear_key_head_dim=16, linear_value_head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4,
+        # head_dim 32 * partial_rotary_factor 0.25 = 8 rotary dims = 4 frequencies = sum(mrope_section).
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25,
+                         "mrope_section": [2, 1, 1], "mrope_interleaved": True},
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+    )
+    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=PATCH_SIZE,
+                  spatial_merge_size=MERGE_SIZE, temporal_patch_size=TEMPORAL_PATCH_SIZE, out_hidden_size=64,
+                  num_position_embeddings=16)
+    return Qwen3_5Config(
+        text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False,
+    )
+
+
+def write_tiny_checkpoint(folder: str | Path, seed: int = 0, overwrite: bool = False) -> Path:
+    """Write the tiny random checkpoint + processor to ``folder``; returns the folder.
+
+    The folder is assembled in a temp folder next to it and renamed into place, so a reader never
+    sees half a checkpoint. An existing complete checkpoint is kept unless ``overwrite``.
+
+    Args:
+        folder: destination folder (its parent is created if needed).
+        seed: seeds the random weights (``torch.manual_seed``).
+        overwrite: replace an existing folder.
+
+    Raises:
+        FileExistsError: ``folder`` exists, is not a checkpoint written here, and ``overwrite`` is false.
+    """
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    folder = Path(folder)
+    if folder.exists() and not overwrite:
+        if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
+            return folder
+        raise FileExistsError(f"{folder} exists and is not a complete checkpoint; pass overwrite=True to replace it")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer()
+    config = build_config(tokenizer)
+    config.dtype = "float32"
+    state = torch.random.get_rng_state()
+    try:
+        torch.manual_seed(seed)
+        model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32)
+    finally:
+        torch.random.set_rng_state(state)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        model.save_pretrained(staging)
+        build_processor(tokenizer).save_pretrained(staging)
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return folder
+
+
+__all__ = ["CHAT_TEMPLATE", "build_config", "build_processor", "build_tokenizer", "write_tiny_checkpoint"]
