@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 _DIRECTION_OPTIONS = ["front-left", "front-right", "back-left", "back-right"]
 _COMPARISON_OPTIONS = ["object 1", "object 2", "object 3", "object 4"]
 _TABLE_WIDTH = 132
+# The tiny random model only shows the transformers path end to end; short answers keep it fast.
+_TINY_MAX_NEW_TOKENS = 16
 # Table 1's column suffix per category (table1_vlm_vqa.csv).
 _TABLE1_CATEGORY_COLUMNS = {"direction": "dir", "distance": "dist", "size": "size"}
 
@@ -148,27 +150,40 @@ def vqa_chance_table(vqa_metric, seed: int) -> Table:
 
 
 def harness_tables(workdir: Path, seed: int) -> list[Table]:
-    """Run the VLM harness with the chance backend on the fixture suites; Table 1 and 2 layouts."""
+    """Run the VLM harness on the fixture suites with the chance backend and a tiny random Qwen3.5
+    checkpoint (written offline; its answers are mostly unparseable and scored incorrect, never
+    guessed); Table 1 and 2 layouts, one row per model."""
+    import datasets
+
+    from bspatial.evaluation.vlm.backends import load_backend
     from bspatial.evaluation.vlm.fixtures import FIXTURE_CONFIGS, write_fixture_repos
     from bspatial.evaluation.vlm.report import TABLES, load_run, table_rows
     from bspatial.evaluation.vlm.runner import run_suite
-
-    import datasets
+    from bspatial.evaluation.vlm.tiny_checkpoint import write_tiny_checkpoint
 
     datasets.disable_progress_bars()  # the fixture splits are tiny; their bars would bury the tables
     repos = write_fixture_repos(workdir / "fixture")
-    run_dir = workdir / "runs" / f"chance-{seed}"
-    for suite, configs in FIXTURE_CONFIGS.items():
-        for config in configs:
-            run_suite(f"chance:{seed}", suite, config, run_dir, data=str(repos[suite]), progress=False)
-    run = load_run(run_dir)
+    tiny = workdir / "tiny-qwen3_5"
+    if not tiny.is_dir():
+        write_tiny_checkpoint(tiny, seed=seed)
+    models = {
+        f"chance-{seed}": load_backend(f"chance:{seed}"),
+        "tiny-qwen3_5": load_backend(str(tiny), max_new_tokens=_TINY_MAX_NEW_TOKENS),
+    }
+    runs = []
+    for name, backend in models.items():
+        run_dir = workdir / "runs" / name
+        for suite, configs in FIXTURE_CONFIGS.items():
+            for config in configs:
+                run_suite(backend, suite, config, run_dir, data=str(repos[suite]), progress=False)
+        runs.append(load_run(run_dir))
     tables = []
     for name, title in (("table1", "Table 1 layout"), ("table2", "Table 2 layout")):
-        table = Table(title=f"{title}: bspatial eval-vlm --model chance:{seed} on the fixture suites ({run_dir})")
+        table = Table(title=f"{title}: bspatial eval-vlm on the fixture suites ({workdir / 'runs'})")
         table.add_column("run")
         for _, header, _ in TABLES[name]:
             table.add_column(header, justify="right")
-        for row in table_rows([run], name):
+        for row in table_rows(runs, name):
             cells = [row[column] for column, _, _ in TABLES[name]]
             table.add_row(row["run"], *("-" if v is None else f"{v:.1f}" for v in cells))
         tables.append(table)

@@ -25,13 +25,27 @@ def eval_vlm(
     batch_size: Annotated[int, typer.Option(min=1, help="Requests per backend call.")] = 8,
     limit: Annotated[Optional[int], typer.Option(min=0, help="Evaluate only the first N items.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    model_args: Annotated[
+        str,
+        typer.Option(
+            help="Backend options as key=value pairs separated by commas, as lmms-eval's --model_args: "
+            "transformers: dtype, device_map, max_new_tokens, revision; openai: concurrency, timeout_s, "
+            "max_tokens, api_key_env. Example: 'dtype=bfloat16,max_new_tokens=64'."
+        ),
+    ] = "",
 ) -> None:
     """Evaluate a VLM on a BEHAVIOR-Spatial suite (Appendix 15 prompts); resumable per-sample logs + summary."""
     from bspatial.evaluation.vlm.backends import load_backend
     from bspatial.evaluation.vlm.runner import IncompatibleRunError, part_dir, run_suite
 
     try:
-        backend = load_backend(model)
+        options = parse_model_args(model_args)
+        try:
+            backend = load_backend(model, **options)
+        except TypeError as error:  # an option the backend does not take
+            raise ValueError(f"--model-args {model_args!r} does not fit model {model!r}: {error}") from None
+        # The runner sends one batch at a time: keep every concurrent request slot busy.
+        batch_size = max(batch_size, int(getattr(backend, "concurrency", 1)))
         out = out or Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", backend.spec)
         summary = run_suite(backend, suite, config, out, data=data, split=split, batch_size=batch_size, limit=limit, progress=progress)
     except (ValueError, IncompatibleRunError) as error:
@@ -64,3 +78,34 @@ def report(
     for name in ("table1.md", "table2.md"):
         typer.echo(written[name].read_text())
     typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
+
+
+def parse_model_args(text: str) -> dict[str, bool | int | float | str]:
+    """Parse ``key=value,key=value`` backend options; values become bool, int, float or str.
+
+    Example:
+        >>> parse_model_args("dtype=bfloat16,max_new_tokens=64,trust_remote_code=true,timeout_s=2.5")
+        {'dtype': 'bfloat16', 'max_new_tokens': 64, 'trust_remote_code': True, 'timeout_s': 2.5}
+        >>> parse_model_args("dtype")
+        Traceback (most recent call last):
+        ...
+        ValueError: --model-args entry 'dtype' must look like key=value
+    """
+    options: dict[str, bool | int | float | str] = {}
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--model-args entry {entry!r} must look like key=value")
+        options[key.strip()] = _typed(value.strip())
+    return options
+
+
+def _typed(value: str) -> bool | int | float | str:
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value

@@ -49,3 +49,16 @@ def test_cli_module_imports_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_model_args_reach_the_backend_and_bad_ones_are_rejected(tmp_path):
+    from typer.testing import CliRunner
+
+    from bspatial.cli import app
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["eval-vlm", "--model", "chance", "--model-args", "no_such_option=1", "--out", str(tmp_path)])
+    assert bad.exit_code == 2
+    assert "no_such_option" in bad.output
+    malformed = runner.invoke(app, ["eval-vlm", "--model", "chance", "--model-args", "dtype", "--out", str(tmp_path)])
+    assert malformed.exit_code == 2 and "must look like key=value" in malformed.output
