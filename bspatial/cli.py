@@ -60,6 +60,29 @@ def _register_subsystem_commands() -> None:
 _register_subsystem_commands()
 
 
+@app.command(
+    "train",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def train(ctx: typer.Context) -> None:
+    """Train BEHAVIOR-Spatial-VLA on LeRobot demonstrations with Accelerate (`bspatial train --help`)."""
+    # Importing anything under bspatial.modeling imports transformers (~10 s: the package registers
+    # its Auto classes), so this command forwards its arguments, --help included, to the real one
+    # only when it runs; `bspatial --help` stays fast.
+    from bspatial.modeling.train_cli import train_command
+
+    command = typer.main.get_command(_single_command_app(train_command))
+    command.main(args=ctx.args, prog_name="bspatial train", standalone_mode=True)
+
+
+def _single_command_app(function) -> typer.Typer:
+    """A one-command app: typer turns it into that command itself, options and help included."""
+    single = typer.Typer(add_completion=False)
+    single.command()(function)
+    return single
+
+
 @app.command()
 def demo(
     seed: Annotated[int, typer.Option(help="Seed of the chance reference model.")] = 0,

@@ -14,13 +14,14 @@ from .modeling_bspatial_vla import (
     BSpatialVLAPrefix,
     BSpatialVLAPreTrainedModel,
 )
+from .processing_bspatial_vla import BSpatialVLAProcessor
 
 
 def register_auto_classes() -> None:
-    """Register the config and model with ``AutoConfig`` / ``AutoModel`` (idempotent)."""
+    """Register the config, model and processor with ``AutoConfig`` / ``AutoModel`` / ``AutoProcessor`` (idempotent)."""
     from importlib import import_module
 
-    from transformers import AutoConfig, AutoModel
+    from transformers import AutoConfig, AutoModel, AutoProcessor
 
     # Always the canonical `bspatial.modeling` classes: pytest's --doctest-modules also imports this
     # folder as a top-level package `modeling`, whose class copies must not replace them.
@@ -28,6 +29,8 @@ def register_auto_classes() -> None:
     model_class = import_module("bspatial.modeling.modeling_bspatial_vla").BSpatialVLAForActionPrediction
     AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
     AutoModel.register(config_class, model_class, exist_ok=True)
+    processor_class = import_module("bspatial.modeling.processing_bspatial_vla").BSpatialVLAProcessor
+    AutoProcessor.register(config_class, processor_class, exist_ok=True)
 
 
 register_auto_classes()
@@ -38,5 +41,6 @@ __all__ = [
     "BSpatialVLAOutput",
     "BSpatialVLAPrefix",
     "BSpatialVLAPreTrainedModel",
+    "BSpatialVLAProcessor",
     "register_auto_classes",
 ]

@@ -111,7 +111,8 @@ def resize_to_policy(image: np.ndarray, size: int = IR_IMAGE_SIZE) -> np.ndarray
         raise ValueError(f"image must be (H, W, 3) uint8, got shape {image.shape} dtype {image.dtype}")
     if image.shape[:2] == (size, size):
         return image.copy()
-    return np.asarray(Image.fromarray(image).resize((size, size), Image.BILINEAR))
+    # np.array, not np.asarray: an array over a PIL image is read-only, and render_dot_ir draws on it.
+    return np.array(Image.fromarray(image).resize((size, size), Image.BILINEAR))
 
 
 def render_dot_ir(head_image: np.ndarray, target: tuple[int, int] | None, radius: int = DOT_RADIUS) -> np.ndarray:

@@ -125,4 +125,45 @@ def make_batch(config: BSpatialVLAConfig, processor, batch_size: int = 2, image_
     return batch
 
 
-__all__ = ["build_tiny_processor", "build_tiny_tokenizer", "make_batch", "tiny_policy_config", "tiny_vlm_config"]
+def build_tiny_lerobot_dataset(root, tasks: tuple[str, ...] = ("pick up the cup", "open the drawer"),
+                               episodes_per_task: int = 2, frames_per_episode: int = 40, image_size: int = 32,
+                               state_dim: int = 8, action_dim: int = 23, fps: int = 10, seed: int = 0,
+                               cameras: tuple[str, ...] = ("head", "left_wrist", "right_wrist"),
+                               ir_targets: bool = False):
+    """A tiny LeRobot v3 dataset with DESIGN §4 feature names (videos, random frames), finalised.
+
+    Actions are a smooth function of time and task so that a policy has something to fit. With
+    ``ir_targets``, frames carry ``observation.ir_target`` ((x, y) on the 224 grid; NaN every 7th frame,
+    as for a box without a valid projection).
+    """
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    shape = (image_size, image_size, 3)
+    features = {f"observation.images.rgb.{c}": {"dtype": "video", "shape": shape,
+                                                "names": ["height", "width", "channels"]} for c in cameras}
+    features["observation.state"] = {"dtype": "float32", "shape": (state_dim,), "names": None}
+    features["action"] = {"dtype": "float32", "shape": (action_dim,), "names": None}
+    if ir_targets:
+        features["observation.ir_target"] = {"dtype": "float32", "shape": (2,), "names": ["x", "y"]}
+    dataset = LeRobotDataset.create("bspatial/tiny", fps=fps, features=features, root=root, use_videos=True,
+                                    robot_type="r1pro")
+    rng = np.random.default_rng(seed)
+    for task_index, task in enumerate(tasks):
+        for _ in range(episodes_per_task):
+            phase = rng.uniform(0, 2 * np.pi)
+            for frame in range(frames_per_episode):
+                t = frame / fps
+                item = {key: rng.integers(0, 256, shape, dtype=np.uint8) for key in features if "images" in key}
+                item["observation.state"] = np.sin(t + phase + np.arange(state_dim)).astype(np.float32)
+                item["action"] = (np.cos(t + phase + np.arange(action_dim)) + task_index).astype(np.float32)
+                if ir_targets:
+                    target = rng.integers(0, 224, 2).astype(np.float32)
+                    item["observation.ir_target"] = target if frame % 7 != 3 else np.full(2, np.nan, np.float32)
+                item["task"] = task  # no timestamp / frame_index: lerobot computes them (DESIGN §3)
+                dataset.add_frame(item)
+            dataset.save_episode(parallel_encoding=False)  # no fork from a threaded process
+    dataset.finalize()  # after the last save_episode (DESIGN §3)
+    return dataset
+
+
+__all__ = ["build_tiny_lerobot_dataset", "build_tiny_processor", "build_tiny_tokenizer", "make_batch", "tiny_policy_config", "tiny_vlm_config"]

@@ -41,3 +41,9 @@ def test_hub_install_writes_the_three_modules(tmp_path):
         scripts = list(folder.glob(f"*/{name}.py"))
         assert len(scripts) == 1 and len(scripts[0].parent.name) == 64
         assert (scripts[0].parent / "__init__.py").is_file()
+
+
+def test_train_forwards_to_the_training_command():
+    result = CliRunner().invoke(app, ["train", "--preset", "help", "unused_dataset", "unused_output"])
+    assert result.exit_code == 0, result.output
+    assert "tiny" in result.output and "peak LR" in result.output

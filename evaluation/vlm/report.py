@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bspatial.evaluation.vlm.runner import SUMMARY_FILE
+from bspatial.evaluation.vlm.run_files import SUMMARY_FILE
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,6 @@ import json
 import logging
 import math
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,16 @@ from typing import Any
 
 import numpy as np
 
+from bspatial.evaluation.vlm.run_files import (
+    ERRORS_FILE,
+    FINGERPRINT_FILE,
+    SAMPLES_FILE,
+    SUMMARY_FILE,
+    atomic_write,
+    logged_keys,
+    read_jsonl,
+)
+from bspatial.evaluation.vlm.summary import write_summary
 from bspatial.evaluation.vlm.backends import Request, Response, VLMBackend, load_backend
 from bspatial.evaluation.vlm.prompts import build_ir_prompt, build_vqa_prompt, prompts_fingerprint
 from bspatial.evaluation.vlm.records import (
@@ -53,19 +62,14 @@ from bspatial.evaluation.vlm.records import (
     vqa_item,
 )
 from bspatial.scoring.choice import strip_reasoning
-from bspatial.scoring.aggregate import group_accuracy, task_mean
 from bspatial.scoring.ir import score_ir
-from bspatial.scoring.point import PointStatus, parse_point
-from bspatial.scoring.vqa import score_vqa, vqa_accuracy
+from bspatial.scoring.point import parse_point
+from bspatial.scoring.vqa import score_vqa
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_DATA = {"vqa": "behavior-spatial/vqa", "ir": "behavior-spatial/ir"}
 DEFAULT_SPLIT = "test"
-SAMPLES_FILE = "samples.jsonl"
-ERRORS_FILE = "errors.jsonl"
-SUMMARY_FILE = "summary.json"
-FINGERPRINT_FILE = "fingerprint.json"
 FINGERPRINT_VERSION = 1  # bump when the meaning of a logged field changes
 _HASH_BATCH = 256  # rows per Arrow batch when hashing / reading the dataset
 
@@ -173,11 +177,11 @@ class _Shard:
         return folder / f"samples.rank{self.rank}.jsonl", folder / f"errors.rank{self.rank}.jsonl"
 
     def logged_keys(self, folder: Path) -> set[str]:
-        keys = _logged_keys(folder / SAMPLES_FILE, "id") | _logged_keys(folder / ERRORS_FILE, "key")
+        keys = logged_keys(folder / SAMPLES_FILE, "id") | logged_keys(folder / ERRORS_FILE, "key")
         for path in sorted(folder.glob("samples.rank*.jsonl")):
-            keys |= _logged_keys(path, "id")
+            keys |= logged_keys(path, "id")
         for path in sorted(folder.glob("errors.rank*.jsonl")):
-            keys |= _logged_keys(path, "key")
+            keys |= logged_keys(path, "key")
         return keys
 
     def barrier(self) -> None:
@@ -202,7 +206,7 @@ def _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint
 def _merge(folder: Path, main: str, pattern: str, field: str, position: dict[str, int]) -> None:
     """Append the rank files' rows missing from ``main`` (in dataset order), then delete the rank files."""
     parts = sorted(folder.glob(pattern))
-    have = _logged_keys(folder / main, field)
+    have = logged_keys(folder / main, field)
     rows = {row[field]: row for path in parts for row in read_jsonl(path) if row[field] not in have}
     ordered = sorted(rows.values(), key=lambda row: position.get(row[field], len(position)))
     with open(folder / main, "a", encoding="utf-8") as handle:
@@ -297,7 +301,7 @@ def _check_fingerprint(folder: Path, fingerprint: dict[str, Any], source: str, c
     if not path.exists():
         if (folder / SAMPLES_FILE).exists():
             raise IncompatibleRunError(f"{folder} has {SAMPLES_FILE} but no {FINGERPRINT_FILE}; use a new --out folder")
-        _atomic_write(path, json.dumps({**fingerprint, "data_source": source, "config": config, "split": split}, indent=2))
+        atomic_write(path, json.dumps({**fingerprint, "data_source": source, "config": config, "split": split}, indent=2))
         return
     stored = json.loads(path.read_text())
     if stored.get("fingerprint") == fingerprint["fingerprint"]:
@@ -438,223 +442,11 @@ def _score_ir(items: Sequence[IRItem], responses: Sequence[Response]) -> list[di
     return rows
 
 
-# --------------------------------------------------------------------------- logs and summary
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """The complete rows of an append-only log (a trailing line cut off by a kill is ignored)."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        lines = handle.read().split("\n")
-    for number, line in enumerate(lines[:-1], start=1):  # the last element follows the final newline
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number} is not valid JSON ({error}); the log is corrupt") from None
-    return rows
-
-
-def _logged_keys(path: Path, field: str) -> set[str]:
-    """Keys already logged; drops a partial last line (left by a hard kill) so appends stay clean."""
-    if path.exists():
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-            logger.warning("%s: dropping an incomplete last line (%d bytes) left by an interrupted run", path, len(data) - keep)
-            with open(path, "r+b") as handle:
-                handle.truncate(keep)
-    keys: set[str] = set()
-    for row in read_jsonl(path):
-        if row[field] in keys:
-            raise ValueError(f"{path}: {field} {row[field]!r} is logged twice; the log is corrupt")
-        keys.add(row[field])
-    return keys
-
-
-def write_summary(folder: str | Path, meta: dict[str, Any], complete: bool) -> dict[str, Any]:
-    """Aggregate the part's logs into summary.json (atomically) and return it."""
-    folder = Path(folder)
-    rows = read_jsonl(folder / SAMPLES_FILE)
-    errors = read_jsonl(folder / ERRORS_FILE)
-    metrics = summarize_vqa(rows) if meta["suite"] == "vqa" else summarize_ir(rows)
-    latencies = [r["latency_s"] for r in rows]
-    summary = {
-        **meta,
-        "complete": complete and len(rows) + len(errors) == meta["n_items"],
-        "n_scored": len(rows),
-        "n_errors": len(errors),
-        "latency_s": {"mean": float(np.mean(latencies)) if rows else None, "total": float(np.sum(latencies))},
-        **metrics,
-    }
-    _atomic_write(folder / SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=False))
-    return summary
-
-
-def summarize_vqa(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """VQA metrics through ``bspatial.scoring`` plus the Table 1 / Table 2 cells and breakdowns.
-
-    ``cells`` (percent, with ``n``): ``single_frame/{all,direction,distance,size}`` and
-    ``multi_frame/{all,direction,distance,size}`` pooled over questions (multi-frame pools rotation
-    and navigation; direction includes locate); ``task_manipulation/{all,<category>}`` as the
-    unweighted mean of per-task accuracies (Appendix 14; per category: the mean over the tasks that
-    have questions of it); ``task_navigation/all`` pooled over questions (Appendix 14).
-    """
-    if not rows:
-        return {"metrics": {}, "cells": {}, "per_task": {}, "per_subtype": {}}
-    tasks = [r["task"] for r in rows]
-    metrics = vqa_accuracy(
-        [r["raw_output"] for r in rows],
-        [r["answer"] for r in rows],
-        options=[r["options"] for r in rows],
-        settings=[r["setting"] for r in rows],
-        categories=[r["category"] for r in rows],
-        subtypes=[r["subtype"] for r in rows],
-        tasks=tasks if all(tasks) else None,
-    )
-    correct = np.array([r["correct"] for r in rows], dtype=bool)
-    return {
-        "metrics": metrics,
-        "cells": _vqa_cells(rows, correct),
-        "per_task": _per_task_vqa(rows, correct),
-        "per_subtype": _per_subtype(rows, correct),
-    }
-
-
-def _family(setting: str) -> str:
-    return "multi_frame" if setting.startswith("multi_frame") else setting
-
-
-def _vqa_cells(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, float]]:
-    cells: dict[str, dict[str, float]] = {}
-    families = [_family(r["setting"]) for r in rows]
-    for family in dict.fromkeys(families):
-        idx = [i for i, f in enumerate(families) if f == family]
-        sub = correct[idx]
-        if family == "task_manipulation":
-            for name, select in [("all", idx)] + [(c, [i for i in idx if rows[i]["category"] == c]) for c in ("direction", "distance", "size")]:
-                if select:
-                    mean, _ = task_mean(correct[select], [rows[i]["task"] for i in select])
-                    cells[f"{family}/{name}"] = {"accuracy": mean, "n": len(select)}
-            continue
-        cells[f"{family}/all"] = {"accuracy": 100.0 * float(sub.mean()), "n": len(idx)}
-        for category, (acc, n) in group_accuracy(sub, [rows[i]["category"] for i in idx]).items():
-            cells[f"{family}/{category}"] = {"accuracy": acc, "n": n}
-    return cells
-
-
-def _per_task_vqa(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, Any]]:
-    idx = [i for i, r in enumerate(rows) if r["task"]]
-    if not idx:
-        return {}
-    groups = group_accuracy(correct[idx], [rows[i]["task"] for i in idx])
-    setting = {rows[i]["task"]: rows[i]["setting"] for i in idx}
-    return {task: {"setting": setting[task], "accuracy": acc, "n": n} for task, (acc, n) in groups.items()}
-
-
-def _per_subtype(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, Any]]:
-    labels = [f"{r['setting']}/{r['category']}/{r['subtype']}" for r in rows]
-    return {label: {"accuracy": acc, "n": n} for label, (acc, n) in group_accuracy(correct, labels).items()}
-
-
-def summarize_ir(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """IR metrics: pooled and task-mean strict / tolerant accuracy (Appendix 14), labels, per task."""
-    if not rows:
-        return {"metrics": {}, "cells": {}, "per_task": {}}
-    strict = np.array([r["strict"] for r in rows], dtype=bool)
-    tolerant = np.array([r["tolerant"] for r in rows], dtype=bool)
-    tasks = [r["task"] for r in rows]
-    mean_strict, per_strict = task_mean(strict, tasks)
-    mean_tolerant, per_tolerant = task_mean(tolerant, tasks)
-    labels = [r["label"] for r in rows]
-    counts = group_accuracy(strict, tasks)
-    metrics = {
-        "strict_accuracy": 100.0 * float(strict.mean()),
-        "tolerant_accuracy": 100.0 * float(tolerant.mean()),
-        "task_mean_strict_accuracy": mean_strict,
-        "task_mean_tolerant_accuracy": mean_tolerant,
-        "n": len(rows),
-        **{label: labels.count(label) for label in ("correct", "wrong", "none")},
-        "unparseable": sum(r["parse_status"] != PointStatus.PARSED.value for r in rows),
-    }
-    return {
-        "metrics": metrics,
-        "cells": {
-            "ir/strict": {"accuracy": mean_strict, "n": len(rows)},
-            "ir/tolerant": {"accuracy": mean_tolerant, "n": len(rows)},
-        },
-        "per_task": {t: {"strict": per_strict[t], "tolerant": per_tolerant[t], "n": counts[t][1]} for t in per_strict},
-    }
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder, fsync, rename: readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-# --------------------------------------------------------------------------- VLM-predicted IR
-
-
-# Appendix 16.7: the grounding VLM sees the head image at 512 x 512; the point is rescaled to the
-# 224 x 224 policy image. A failed prediction gives no point (never a simulator fallback).
-GROUNDING_INPUT_SIZE = (512, 512)
-POLICY_IMAGE_SIZE = (224, 224)
-
-
-def predict_ir_point(
-    backend: VLMBackend,
-    image,
-    instruction: str,
-    target: str,
-    output_size: tuple[int, int] = POLICY_IMAGE_SIZE,
-) -> tuple[float, float] | None:
-    """Ask a grounding VLM for the instructed target point, for rollouts with predicted dot IR.
-
-    Args:
-        backend: any backend.
-        image: the head-camera image (``PIL.Image`` or an HxWx3 uint8 array).
-        instruction: the task instruction.
-        target: ``"object"`` (reach) or ``"placement"``.
-        output_size: ``(width, height)`` of the policy image the point is returned in.
-
-    Returns:
-        ``(u, v)`` in pixels of ``output_size``, or None when the reply holds no valid point.
-    """
-    import io
-
-    from PIL import Image
-
-    picture = image if isinstance(image, Image.Image) else Image.fromarray(np.asarray(image, dtype=np.uint8))
-    buffer = io.BytesIO()
-    picture.convert("RGB").resize(GROUNDING_INPUT_SIZE, Image.Resampling.BICUBIC).save(buffer, format="PNG")
-    request = Request("grounding", build_ir_prompt(instruction, target), (buffer.getvalue(),), "point")
-    (response,) = backend.generate([request])
-    parse = parse_point(response.text)
-    if parse.status is not PointStatus.PARSED:
-        logger.info("grounding VLM gave no point (%s): %.200r", parse.reason, response.text)
-        return None
-    return parse.to_pixels(*output_size)
-
-
 __all__ = [
     "DEFAULT_DATA",
     "IncompatibleRunError",
     "part_dir",
-    "predict_ir_point",
     "read_jsonl",
     "run_suite",
-    "summarize_ir",
-    "summarize_vqa",
     "write_summary",
 ]

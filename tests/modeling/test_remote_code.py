@@ -7,6 +7,8 @@ import sysconfig
 
 import torch
 
+from bspatial.modeling import BSpatialVLAProcessor
+
 # Runs under `python -S`: site is not imported, so neither the editable-install finder (.pth) nor the
 # repository (cwd is a temp folder) is on the path; PYTHONPATH holds the bare site-packages folder.
 CHILD = r"""
@@ -24,14 +26,21 @@ io = torch.load(sys.argv[1] + "/io.pt")
 model = AutoModel.from_pretrained(sys.argv[1] + "/ckpt", trust_remote_code=True)
 assert type(model).__module__.startswith("transformers_modules."), type(model).__module__
 torch.testing.assert_close(model.sample_actions(io["batch"], noise=io["noise"]), io["expected"], rtol=0, atol=0)
+from transformers import AutoProcessor
+processor = AutoProcessor.from_pretrained(sys.argv[1] + "/ckpt", trust_remote_code=True)
+assert type(processor).__module__.startswith("transformers_modules."), type(processor).__module__
+assert processor.stats == io["stats"], processor.stats
 print("REMOTE-OK")
 """
 
 
-def test_remote_code_checkpoint_loads_without_the_package(tmp_path, model, batch, fixed_noise):
+def test_remote_code_checkpoint_loads_without_the_package(tmp_path, model, batch, fixed_noise, processor):
     expected = model.eval().sample_actions(batch, noise=fixed_noise)
     model.save_pretrained(tmp_path / "ckpt")
-    torch.save({"batch": batch, "noise": fixed_noise, "expected": expected}, tmp_path / "io.pt")
+    stats = {"observation.state": {"q01": [-1.0] * 8, "q99": [1.0] * 8}, "action": {"q01": [0.0] * 23, "q99": [2.0] * 23}}
+    BSpatialVLAProcessor.from_model_config(model.config, processor.image_processor, processor.tokenizer,
+                                           stats).save_pretrained(tmp_path / "ckpt")
+    torch.save({"batch": batch, "noise": fixed_noise, "expected": expected, "stats": stats}, tmp_path / "io.pt")
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": sysconfig.get_paths()["purelib"],

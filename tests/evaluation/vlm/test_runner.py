@@ -10,6 +10,7 @@ import pytest
 
 from bspatial.evaluation.vlm.backends import ChanceBackend, Request, Response
 from bspatial.evaluation.vlm.fixtures import FIXTURE_CONFIGS, write_readme
+from bspatial.evaluation.vlm.predicted_ir import predict_ir_point
 from bspatial.evaluation.vlm.runner import (
     ERRORS_FILE,
     FINGERPRINT_FILE,
@@ -17,7 +18,6 @@ from bspatial.evaluation.vlm.runner import (
     SUMMARY_FILE,
     IncompatibleRunError,
     part_dir,
-    predict_ir_point,
     read_jsonl,
     run_suite,
 )

@@ -1,0 +1,65 @@
+"""The files of a run part (see :mod:`bspatial.evaluation.vlm.runner`): names, append-only JSONL logs
+that survive a hard kill, and atomic writes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+SAMPLES_FILE = "samples.jsonl"
+ERRORS_FILE = "errors.jsonl"
+SUMMARY_FILE = "summary.json"
+FINGERPRINT_FILE = "fingerprint.json"
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The complete rows of an append-only log (a trailing line cut off by a kill is ignored)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    for number, line in enumerate(lines[:-1], start=1):  # the last element follows the final newline
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number} is not valid JSON ({error}); the log is corrupt") from None
+    return rows
+
+
+def logged_keys(path: Path, field: str) -> set[str]:
+    """Keys already logged; drops a partial last line (left by a hard kill) so appends stay clean."""
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+            logger.warning("%s: dropping an incomplete last line (%d bytes) left by an interrupted run", path, len(data) - keep)
+            with open(path, "r+b") as handle:
+                handle.truncate(keep)
+    keys: set[str] = set()
+    for row in read_jsonl(path):
+        if row[field] in keys:
+            raise ValueError(f"{path}: {field} {row[field]!r} is logged twice; the log is corrupt")
+        keys.add(row[field])
+    return keys
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder, fsync, rename: readers never see half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,131 @@
+"""Aggregate a run part's per-sample log into summary.json: metrics through ``bspatial.scoring`` and
+the cells of Tables 1 and 2 with per-task and per-subtype breakdowns."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bspatial.evaluation.vlm.run_files import ERRORS_FILE, SAMPLES_FILE, SUMMARY_FILE, atomic_write, read_jsonl
+from bspatial.scoring.aggregate import group_accuracy, task_mean
+from bspatial.scoring.point import PointStatus
+from bspatial.scoring.vqa import vqa_accuracy
+
+
+def write_summary(folder: str | Path, meta: dict[str, Any], complete: bool) -> dict[str, Any]:
+    """Aggregate the part's logs into summary.json (atomically) and return it."""
+    folder = Path(folder)
+    rows = read_jsonl(folder / SAMPLES_FILE)
+    errors = read_jsonl(folder / ERRORS_FILE)
+    metrics = summarize_vqa(rows) if meta["suite"] == "vqa" else summarize_ir(rows)
+    latencies = [r["latency_s"] for r in rows]
+    summary = {
+        **meta,
+        "complete": complete and len(rows) + len(errors) == meta["n_items"],
+        "n_scored": len(rows),
+        "n_errors": len(errors),
+        "latency_s": {"mean": float(np.mean(latencies)) if rows else None, "total": float(np.sum(latencies))},
+        **metrics,
+    }
+    atomic_write(folder / SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=False))
+    return summary
+
+
+def summarize_vqa(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """VQA metrics through ``bspatial.scoring`` plus the Table 1 / Table 2 cells and breakdowns.
+
+    ``cells`` (percent, with ``n``): ``single_frame/{all,direction,distance,size}`` and
+    ``multi_frame/{all,direction,distance,size}`` pooled over questions (multi-frame pools rotation
+    and navigation; direction includes locate); ``task_manipulation/{all,<category>}`` as the
+    unweighted mean of per-task accuracies (Appendix 14; per category: the mean over the tasks that
+    have questions of it); ``task_navigation/all`` pooled over questions (Appendix 14).
+    """
+    if not rows:
+        return {"metrics": {}, "cells": {}, "per_task": {}, "per_subtype": {}}
+    tasks = [r["task"] for r in rows]
+    metrics = vqa_accuracy(
+        [r["raw_output"] for r in rows],
+        [r["answer"] for r in rows],
+        options=[r["options"] for r in rows],
+        settings=[r["setting"] for r in rows],
+        categories=[r["category"] for r in rows],
+        subtypes=[r["subtype"] for r in rows],
+        tasks=tasks if all(tasks) else None,
+    )
+    correct = np.array([r["correct"] for r in rows], dtype=bool)
+    return {
+        "metrics": metrics,
+        "cells": _vqa_cells(rows, correct),
+        "per_task": _per_task_vqa(rows, correct),
+        "per_subtype": _per_subtype(rows, correct),
+    }
+
+
+def _family(setting: str) -> str:
+    return "multi_frame" if setting.startswith("multi_frame") else setting
+
+
+def _vqa_cells(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, float]]:
+    cells: dict[str, dict[str, float]] = {}
+    families = [_family(r["setting"]) for r in rows]
+    for family in dict.fromkeys(families):
+        idx = [i for i, f in enumerate(families) if f == family]
+        sub = correct[idx]
+        if family == "task_manipulation":
+            for name, select in [("all", idx)] + [(c, [i for i in idx if rows[i]["category"] == c]) for c in ("direction", "distance", "size")]:
+                if select:
+                    mean, _ = task_mean(correct[select], [rows[i]["task"] for i in select])
+                    cells[f"{family}/{name}"] = {"accuracy": mean, "n": len(select)}
+            continue
+        cells[f"{family}/all"] = {"accuracy": 100.0 * float(sub.mean()), "n": len(idx)}
+        for category, (acc, n) in group_accuracy(sub, [rows[i]["category"] for i in idx]).items():
+            cells[f"{family}/{category}"] = {"accuracy": acc, "n": n}
+    return cells
+
+
+def _per_task_vqa(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, Any]]:
+    idx = [i for i, r in enumerate(rows) if r["task"]]
+    if not idx:
+        return {}
+    groups = group_accuracy(correct[idx], [rows[i]["task"] for i in idx])
+    setting = {rows[i]["task"]: rows[i]["setting"] for i in idx}
+    return {task: {"setting": setting[task], "accuracy": acc, "n": n} for task, (acc, n) in groups.items()}
+
+
+def _per_subtype(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, Any]]:
+    labels = [f"{r['setting']}/{r['category']}/{r['subtype']}" for r in rows]
+    return {label: {"accuracy": acc, "n": n} for label, (acc, n) in group_accuracy(correct, labels).items()}
+
+
+def summarize_ir(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """IR metrics: pooled and task-mean strict / tolerant accuracy (Appendix 14), labels, per task."""
+    if not rows:
+        return {"metrics": {}, "cells": {}, "per_task": {}}
+    strict = np.array([r["strict"] for r in rows], dtype=bool)
+    tolerant = np.array([r["tolerant"] for r in rows], dtype=bool)
+    tasks = [r["task"] for r in rows]
+    mean_strict, per_strict = task_mean(strict, tasks)
+    mean_tolerant, per_tolerant = task_mean(tolerant, tasks)
+    labels = [r["label"] for r in rows]
+    counts = group_accuracy(strict, tasks)
+    metrics = {
+        "strict_accuracy": 100.0 * float(strict.mean()),
+        "tolerant_accuracy": 100.0 * float(tolerant.mean()),
+        "task_mean_strict_accuracy": mean_strict,
+        "task_mean_tolerant_accuracy": mean_tolerant,
+        "n": len(rows),
+        **{label: labels.count(label) for label in ("correct", "wrong", "none")},
+        "unparseable": sum(r["parse_status"] != PointStatus.PARSED.value for r in rows),
+    }
+    return {
+        "metrics": metrics,
+        "cells": {
+            "ir/strict": {"accuracy": mean_strict, "n": len(rows)},
+            "ir/tolerant": {"accuracy": mean_tolerant, "n": len(rows)},
+        },
+        "per_task": {t: {"strict": per_strict[t], "tolerant": per_tolerant[t], "n": counts[t][1]} for t in per_strict},
+    }

@@ -1,0 +1,511 @@
+"""Training BEHAVIOR-Spatial-VLA with Accelerate on LeRobot demonstrations (paper Appendix C, Table S3).
+
+``train(preset, dataset_root, output_dir)`` runs one preset end to end: the LeRobot dataset with
+32-step action chunks (``delta_timestamps``, ``action_is_pad``), uniform sampling over tasks, optional
+nested per-task data subsets, AdamW + warmup + cosine, gradient clipping, checkpoints every
+``save_every`` steps (``Accelerator.save_state``) and exact resume, metrics through Accelerate trackers
+(always a JSONL file; add e.g. ``"wandb"`` through ``trackers``), and a final ``save_pretrained``
+checkpoint (model + processor) that ``AutoModel`` / ``AutoProcessor`` load.
+
+Exact resume: every random draw is a function of (seed, step, process): the batch indices come from a
+per-step seeded ``WeightedRandomSampler`` and the flow-matching noise and times from a per-step
+generator, so a run interrupted at step k and resumed from its step-k checkpoint sees the same batches,
+noise, learning rates and optimizer state as an uninterrupted run. ``save_state`` also stores the global
+RNG states, which ``load_state`` restores, for anything else that draws from them.
+
+Not remote code (imports lerobot, accelerate, peft).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+logger = logging.getLogger(__name__)
+
+# Table S3 common settings: AdamW betas (0.9, 0.95), no weight decay, clipping at 1.0, bf16 without
+# EMA, 4k linear warmup steps, cosine schedule, action horizon 32.
+ADAM_BETAS = (0.9, 0.95)
+WEIGHT_DECAY = 0.0
+GRAD_CLIP_NORM = 1.0
+WARMUP_STEPS = 4000
+BACKBONE = "Qwen/Qwen3.5-4B"  # paper Section 4
+TINY_BACKBONE = "tiny"  # the offline random tiny Qwen3.5 of testing_utils (tests, demo)
+# Policy images are 224 x 224 (Appendix 13.3); Qwen's resize keeps 224 (7 x 32) unchanged.
+POLICY_IMAGE_PIXELS = 224 * 224
+# What the processor produces and forward() takes.
+MODEL_INPUTS = ("input_ids", "attention_mask", "mm_token_type_ids", "pixel_values", "image_grid_thw", "state",
+                "actions", "action_is_pad")
+CHECKPOINTS_DIR = "checkpoints"
+PRETRAINED_DIR = "pretrained_model"
+METRICS_FILE = "metrics.jsonl"
+TRAINING_CONFIG_FILE = "training_config.json"
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """Optimisation, schedule, data and logging for one run (the model config is separate, STYLE rule 3).
+
+    Args:
+        name: preset name.
+        batch_size: global batch (all processes together) per optimiser step (Table S3).
+        peak_lr: learning rate after warmup (Table S3).
+        max_steps: total optimiser steps; the cosine schedule ends here (Table S3 "Checkpoint").
+        warmup_steps: linear warmup from 0 to ``peak_lr``.
+        adam_betas, weight_decay, grad_clip_norm: AdamW and clipping (Table S3).
+        mixed_precision: ``"bf16"`` (Table S3) is used where the accelerator supports it, else fp32.
+        backbone: Qwen3.5 checkpoint id / path, or ``"tiny"`` for the offline random tiny backbone.
+        vlm_adapter: ``"frozen"`` (baseline) or ``"lora"`` (+LoRA-VLM, Appendix C.1).
+        expert_init: ``"fresh"`` or ``"checkpoint"`` (+DROID-style init: ``init_expert_from`` needed).
+        model_overrides: ``BSpatialVLAConfig`` fields of the variant (e.g. ``ir_mode``).
+        data_fraction: per-task fraction of episodes (1.0, or the nested 0.3 / 0.5 subsets).
+        task_column: episode metadata column whose value defines a task for uniform sampling.
+        save_every, log_every: checkpoint and logging periods in steps.
+        num_workers: DataLoader worker processes.
+        seed: seeds batches, noise, times, subsets and the model init.
+        image_pixels: maximum pixels per image after Qwen's resize.
+    """
+
+    name: str
+    batch_size: int
+    peak_lr: float
+    max_steps: int
+    warmup_steps: int = WARMUP_STEPS
+    adam_betas: tuple[float, float] = ADAM_BETAS
+    weight_decay: float = WEIGHT_DECAY
+    grad_clip_norm: float = GRAD_CLIP_NORM
+    mixed_precision: str = "bf16"
+    backbone: str = BACKBONE
+    vlm_adapter: str = "frozen"
+    expert_init: str = "fresh"
+    model_overrides: Mapping = field(default_factory=dict)
+    data_fraction: float = 1.0
+    task_column: str = "tasks"
+    save_every: int = 5000
+    log_every: int = 50
+    num_workers: int = 4
+    seed: int = 0
+    image_pixels: int = POLICY_IMAGE_PIXELS
+
+    def __post_init__(self):
+        for name in ("batch_size", "max_steps", "save_every", "log_every", "image_pixels"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.warmup_steps < 0 or self.num_workers < 0:
+            raise ValueError(f"warmup_steps and num_workers must be >= 0, got {self.warmup_steps!r}, {self.num_workers!r}")
+        if not self.peak_lr > 0:
+            raise ValueError(f"peak_lr must be positive, got {self.peak_lr!r}")
+        if self.vlm_adapter not in ("frozen", "lora"):
+            raise ValueError(f"vlm_adapter must be 'frozen' or 'lora', got {self.vlm_adapter!r}")
+        if self.expert_init not in ("fresh", "checkpoint"):
+            raise ValueError(f"expert_init must be 'fresh' or 'checkpoint', got {self.expert_init!r}")
+        if self.mixed_precision not in ("bf16", "no"):
+            raise ValueError(f"mixed_precision must be 'bf16' or 'no', got {self.mixed_precision!r}")
+        if not 0 < self.data_fraction <= 1:
+            raise ValueError(f"data_fraction must lie in (0, 1], got {self.data_fraction!r}")
+
+
+# Every named preset, in one list (Table S3 rows, plus the nested data subsets and `tiny`).
+PRESETS: tuple[TrainingConfig, ...] = (
+    TrainingConfig("pi05_qwen_frozen", batch_size=256, peak_lr=4e-4, max_steps=100_000),
+    TrainingConfig("pi05_qwen_lora", batch_size=128, peak_lr=2.8e-4, max_steps=110_000, vlm_adapter="lora"),
+    TrainingConfig("pi05_qwen_droid_init", batch_size=256, peak_lr=4e-4, max_steps=90_000, expert_init="checkpoint"),
+    TrainingConfig("pi05_qwen_dot_ir", batch_size=256, peak_lr=4e-4, max_steps=100_000,
+                   model_overrides={"ir_mode": "dot"}),
+    TrainingConfig("pi05_qwen_dot_ir_anchor", batch_size=256, peak_lr=4e-4, max_steps=100_000,
+                   model_overrides={"ir_mode": "dot", "first_frame_anchor": True}),
+    TrainingConfig("pi05_qwen_attn_map_ir", batch_size=256, peak_lr=4e-4, max_steps=100_000,
+                   model_overrides={"ir_mode": "attn_map"}),
+    TrainingConfig("pi05_qwen_frozen_data50", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.5),
+    TrainingConfig("pi05_qwen_frozen_data30", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.3),
+    TrainingConfig("pi05_qwen_navigation", batch_size=512, peak_lr=4.2e-4, max_steps=60_000),
+    # Tests and the demo: tiny random backbone, fp32, a few steps, no worker processes.
+    TrainingConfig("tiny", batch_size=2, peak_lr=1e-3, max_steps=4, warmup_steps=1, mixed_precision="no",
+                   backbone=TINY_BACKBONE, save_every=2, log_every=1, num_workers=0, image_pixels=64 * 64),
+)
+
+
+def get_preset(name: str, **overrides) -> TrainingConfig:
+    """The named preset, with fields replaced by ``overrides``; unknown names list the known ones.
+
+    Example:
+        >>> get_preset("pi05_qwen_lora").peak_lr, get_preset("tiny", max_steps=2).max_steps
+        (0.00028, 2)
+    """
+    known = {preset.name: preset for preset in PRESETS}
+    if name not in known:
+        raise ValueError(f"unknown preset {name!r}; known presets: {sorted(known)}")
+    return replace(known[name], **overrides)
+
+
+# ---- data -----------------------------------------------------------------------------------------
+
+def episode_tasks(episodes, column: str) -> dict[int, str]:
+    """Episode index -> task label from LeRobot episode metadata (``meta.episodes``)."""
+    if column not in episodes.column_names:
+        raise ValueError(f"episode metadata has no column {column!r}; it has {episodes.column_names}")
+    labels = {}
+    for index, value in zip(episodes["episode_index"], episodes[column], strict=True):
+        labels[int(index)] = str(value[0]) if isinstance(value, (list, tuple)) and len(value) == 1 else str(value)
+    return labels
+
+
+def nested_task_subset(tasks: Mapping[int, str], fraction: float, seed: int = 0) -> list[int]:
+    """Per task, the first ``ceil(fraction * n)`` episodes of a fixed seeded permutation (at least 1).
+
+    The permutation depends only on the seed and the task's episodes, so subsets are deterministic
+    and nested: every 30% subset lies inside the 50% subset of the same seed.
+
+    Example:
+        >>> tasks = {i: "a" if i < 10 else "b" for i in range(20)}
+        >>> small, large = nested_task_subset(tasks, 0.3), nested_task_subset(tasks, 0.5)
+        >>> len(small), len(large), set(small) <= set(large)
+        (6, 10, True)
+    """
+    chosen = []
+    for task in sorted(set(tasks.values())):
+        episodes = sorted(e for e, t in tasks.items() if t == task)
+        order = np.random.default_rng([seed, zlib.crc32(task.encode())]).permutation(len(episodes))
+        keep = max(1, math.ceil(fraction * len(episodes) - 1e-9))
+        chosen += [episodes[i] for i in order[:keep]]
+    return sorted(chosen)
+
+
+def task_balanced_weights(sample_episodes: np.ndarray, tasks: Mapping[int, str]) -> torch.Tensor:
+    """Per-sample weights that make every task equally likely (frames uniform within a task)."""
+    labels = np.array([tasks[int(e)] for e in sample_episodes])
+    names, counts = np.unique(labels, return_counts=True)
+    per_task = dict(zip(names, counts, strict=True))
+    return torch.tensor([1.0 / (len(names) * per_task[label]) for label in labels], dtype=torch.double)
+
+
+class StepBatchSampler(torch.utils.data.Sampler):
+    """Yields this process's share of the global batch of every step in ``[start_step, max_steps)``.
+
+    The global batch of step ``s`` is drawn by a ``WeightedRandomSampler`` seeded with ``(seed, s)``,
+    so any step's batch is reproducible on its own (exact resume) and independent of the process count.
+    """
+
+    def __init__(self, weights: torch.Tensor, batch_size: int, seed: int, start_step: int, max_steps: int,
+                 process_index: int = 0, num_processes: int = 1):
+        if batch_size % num_processes:
+            raise ValueError(f"batch_size {batch_size} is not divisible by {num_processes} processes")
+        self.weights, self.batch_size, self.seed = weights, batch_size, seed
+        self.start_step, self.max_steps = start_step, max_steps
+        self.per_process = batch_size // num_processes
+        self.offset = process_index * self.per_process
+
+    def __len__(self) -> int:
+        return max(0, self.max_steps - self.start_step)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for step in range(self.start_step, self.max_steps):
+            generator = torch.Generator().manual_seed(_step_seed(self.seed, step, "batch"))
+            sampler = torch.utils.data.WeightedRandomSampler(self.weights, self.batch_size, replacement=True,
+                                                             generator=generator)
+            yield list(sampler)[self.offset:self.offset + self.per_process]
+
+
+def _step_seed(seed: int, step: int, purpose: str, process: int = 0) -> int:
+    return zlib.crc32(f"{seed}/{step}/{purpose}/{process}".encode())
+
+
+class ProcessorCollate:
+    """Collate LeRobot items, then run the policy processor (in the DataLoader workers)."""
+
+    def __init__(self, processor):
+        self.processor = processor
+
+    def __call__(self, items: Sequence[Mapping]) -> dict:
+        from torch.utils.data import default_collate
+
+        return dict(self.processor(default_collate(list(items))))
+
+
+def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk_size: int):
+    """The LeRobot dataset (selected episodes, 32-step action chunks, uint8 frames) and its task labels."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset, LeRobotDatasetMetadata
+
+    repo_id = f"local/{Path(dataset_root).name}"
+    meta = LeRobotDatasetMetadata(repo_id, root=dataset_root)
+    tasks = episode_tasks(meta.episodes, config.task_column)
+    episodes = nested_task_subset(tasks, config.data_fraction, config.seed) if config.data_fraction < 1 else None
+    # Chunks start at the current frame; lerobot pads past the episode end and flags it in action_is_pad.
+    delta_timestamps = {"action": [i / meta.fps for i in range(chunk_size)]}
+    dataset = LeRobotDataset(repo_id, root=dataset_root, episodes=episodes, delta_timestamps=delta_timestamps,
+                             return_uint8=True)
+    return dataset, tasks
+
+
+# ---- model ----------------------------------------------------------------------------------------
+
+def dataset_shapes(meta) -> dict:
+    """Camera names and state / action widths from LeRobot metadata (DESIGN §4 feature names)."""
+    from .processing_bspatial_vla import ACTION_KEY, CAMERA_KEY_PREFIX, STATE_KEY
+
+    missing = [k for k in (STATE_KEY, ACTION_KEY) if k not in meta.features]
+    cameras = [k[len(CAMERA_KEY_PREFIX):] for k in meta.camera_keys if k.startswith(CAMERA_KEY_PREFIX)]
+    if missing or not cameras:
+        raise ValueError(f"dataset lacks {missing or 'observation.images.rgb.* cameras'}; it has {sorted(meta.features)}")
+    return {"camera_names": cameras, "state_dim": int(meta.features[STATE_KEY]["shape"][0]),
+            "action_dim": int(meta.features[ACTION_KEY]["shape"][0])}
+
+
+def build_policy(config: TrainingConfig, meta, init_expert_from: str | None = None):
+    """Model, processor and the trainable-parameter report for a preset and a dataset."""
+    from . import testing_utils
+    from .modeling_bspatial_vla import BSpatialVLAForActionPrediction
+    from .processing_bspatial_vla import BSpatialVLAProcessor
+    from .variants import apply_lora, count_parameters, load_action_expert
+
+    shapes = {**dataset_shapes(meta), **dict(config.model_overrides)}
+    torch.manual_seed(config.seed)
+    if config.backbone == TINY_BACKBONE:
+        model = BSpatialVLAForActionPrediction(testing_utils.tiny_policy_config(**shapes))
+        qwen = testing_utils.build_tiny_processor()
+    else:
+        from transformers import AutoProcessor
+
+        model = BSpatialVLAForActionPrediction.from_vlm_pretrained(config.backbone, **shapes)
+        qwen = AutoProcessor.from_pretrained(config.backbone)
+    qwen.image_processor.size = {"shortest_edge": min(qwen.image_processor.size["shortest_edge"], config.image_pixels),
+                                 "longest_edge": config.image_pixels}
+    # lerobot's dataset-level q01 / q99 are averages of per-episode quantiles, not exact (DESIGN §3).
+    stats = {k: {q: np.asarray(v[q]).tolist() for q in v if q in ("q01", "q99")} for k, v in meta.stats.items()
+             if k in ("observation.state", "action")}
+    processor = BSpatialVLAProcessor.from_model_config(model.config, qwen.image_processor, qwen.tokenizer, stats)
+    if config.expert_init == "checkpoint":
+        if init_expert_from is None:
+            raise ValueError(f"preset {config.name!r} initialises the expert from a checkpoint: pass init_expert_from")
+        logger.info("expert init from %s: %s", init_expert_from, load_action_expert(model, init_expert_from))
+    if config.vlm_adapter == "lora":
+        model, report = apply_lora(model)
+    else:
+        report = count_parameters(model)
+    return model, processor, report
+
+
+# ---- logging and checkpoints ----------------------------------------------------------------------
+
+def _jsonl_tracker_class():
+    from accelerate.tracking import GeneralTracker
+
+    class JSONLTracker(GeneralTracker):
+        """Appends one JSON line per ``log`` call to ``<output_dir>/metrics.jsonl``."""
+
+        name = "jsonl"
+        requires_logging_directory = False
+
+        def __init__(self, path: Path):
+            super().__init__()
+            self.path = path
+
+        @property
+        def tracker(self):
+            return self.path
+
+        def store_init_configuration(self, values: dict):
+            pass  # the training config is written to training_config.json
+
+        def log(self, values: dict, step: int | None = None, **kwargs):
+            with self.path.open("a") as f:
+                f.write(json.dumps({"step": step, **{k: float(v) for k, v in values.items()}}) + "\n")
+
+    return JSONLTracker
+
+
+def read_metrics(output_dir: str | os.PathLike) -> list[dict]:
+    """The JSONL metrics of a run, one dict per logged step."""
+    path = Path(output_dir) / METRICS_FILE
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def _truncate_metrics(output_dir: Path, step: int) -> None:
+    """On resume, drop records logged after the checkpoint (the resumed run logs them again)."""
+    kept = [r for r in read_metrics(output_dir) if r["step"] <= step]
+    tmp = output_dir / (METRICS_FILE + ".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    os.replace(tmp, output_dir / METRICS_FILE)
+
+
+def latest_checkpoint(output_dir: str | os.PathLike) -> Path | None:
+    """The newest complete ``checkpoints/step_*`` folder, or None."""
+    folder = Path(output_dir) / CHECKPOINTS_DIR
+    done = sorted(p for p in folder.glob("step_*") if (p / "step.json").exists()) if folder.exists() else []
+    return done[-1] if done else None
+
+
+def _save_checkpoint(accelerator, output_dir: Path, step: int) -> None:
+    final = output_dir / CHECKPOINTS_DIR / f"step_{step:09d}"
+    tmp = final.with_name(final.name + ".tmp")
+    if accelerator.is_main_process:
+        shutil.rmtree(tmp, ignore_errors=True)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(tmp))
+    if accelerator.is_main_process:
+        (tmp / "step.json").write_text(json.dumps({"step": step}))
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)  # a checkpoint folder exists only once complete
+    accelerator.wait_for_everyone()
+
+
+def export_pretrained(model, processor, path: Path) -> None:
+    """``save_pretrained`` of the plain policy (LoRA merged into a copy) and its processor."""
+    import copy
+
+    from peft import PeftModel
+
+    plain = copy.deepcopy(model).merge_and_unload() if isinstance(model, PeftModel) else model
+    plain.save_pretrained(path)
+    processor.save_pretrained(path)
+
+
+# ---- the loop -------------------------------------------------------------------------------------
+
+@dataclass
+class TrainResult:
+    """What ``train`` leaves behind."""
+
+    output_dir: Path
+    pretrained_dir: Path | None
+    last_step: int
+    trainable_parameters: int
+    total_parameters: int
+    losses: list[float] = field(default_factory=list)
+
+
+def _flow_draws(batch: Mapping, model_config, seed: int, step: int, process: int) -> tuple[torch.Tensor, torch.Tensor]:
+    from .flow_matching import sample_time
+
+    actions = batch["actions"]
+    generator = torch.Generator().manual_seed(_step_seed(seed, step, "flow", process))
+    noise = torch.randn(actions.shape, generator=generator)
+    time = sample_time(actions.shape[0], alpha=model_config.time_beta_alpha, beta=model_config.time_beta_beta,
+                       scale=model_config.time_scale, offset=model_config.time_offset, generator=generator)
+    return noise.to(actions.device), time.to(actions.device)
+
+
+def _lr_scheduler(optimizer, config: TrainingConfig):
+    from transformers import get_cosine_schedule_with_warmup
+
+    # Linear warmup to peak_lr, then cosine to 0 at max_steps (Table S3: "4k warmup, cosine").
+    return get_cosine_schedule_with_warmup(optimizer, min(config.warmup_steps, config.max_steps), config.max_steps)
+
+
+def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None = None, *,
+          resume: bool = False, stop_at_step: int | None = None, init_expert_from: str | None = None,
+          trackers: Sequence[str] = (), export: bool = True, **overrides) -> TrainResult:
+    """Train a preset on a LeRobot dataset folder; checkpoints and metrics go to ``output_dir``.
+
+    Args:
+        preset: a name from ``PRESETS``.
+        dataset_root: a local LeRobot v3 dataset folder (``meta/``, ``data/``, ``videos/``).
+        output_dir: run folder: ``checkpoints/step_*`` (Accelerate state), ``metrics.jsonl``,
+            ``training_config.json`` and, at the end, ``pretrained_model/`` (model + processor).
+        max_steps: override the preset's total steps (the cosine schedule ends there).
+        resume: continue from the newest checkpoint in ``output_dir`` (error if there is none).
+        stop_at_step: stop early at this step (as an interruption would), keeping the schedule of
+            ``max_steps``; checkpoints are written as usual.
+        init_expert_from: checkpoint for presets with ``expert_init="checkpoint"`` (DROID-style init).
+        trackers: extra Accelerate trackers (e.g. ``"wandb"``); the JSONL tracker is always on.
+        export: write ``pretrained_model/`` when the run reaches ``max_steps``.
+        overrides: other ``TrainingConfig`` fields (e.g. ``batch_size``, ``data_fraction``, ``seed``).
+    """
+    from accelerate import Accelerator
+
+    config = get_preset(preset, **({"max_steps": max_steps} if max_steps else {}), **overrides)
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    checkpoint = latest_checkpoint(out) if resume else None
+    if resume and checkpoint is None:
+        raise FileNotFoundError(f"resume=True but {str(out / CHECKPOINTS_DIR)!r} holds no complete checkpoint")
+    bf16 = config.mixed_precision == "bf16" and torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    # The sampler yields the global batch already split across processes, so the scheduler steps
+    # once per optimiser step (not once per process, Accelerate's default for unsplit batches).
+    accelerator = Accelerator(mixed_precision="bf16" if bf16 else "no", step_scheduler_with_optimizer=False,
+                              log_with=[_jsonl_tracker_class()(out / METRICS_FILE), *trackers])
+    dataset, tasks = build_dataset(dataset_root, config, chunk_size=32)
+    model, processor, report = build_policy(config, dataset.meta, init_expert_from)
+    logger.info("preset %s on %d frames of %d episodes: %s", config.name, len(dataset), dataset.num_episodes, report)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.peak_lr,
+                                  betas=config.adam_betas, weight_decay=config.weight_decay)
+    scheduler = _lr_scheduler(optimizer, config)
+    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    start = 0
+    if checkpoint is not None:
+        accelerator.load_state(str(checkpoint))
+        start = json.loads((checkpoint / "step.json").read_text())["step"]
+        if accelerator.is_main_process:
+            _truncate_metrics(out, start)
+        logger.info("resumed from %s at step %d", checkpoint, start)
+    if accelerator.is_main_process:
+        (out / TRAINING_CONFIG_FILE).write_text(json.dumps(asdict(config), indent=2, default=list))
+    accelerator.init_trackers(config.name)
+    loader = _loader(dataset, tasks, processor, config, start, accelerator)
+    losses = _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out)
+    last = start + len(losses)
+    pretrained = None
+    if export and last == config.max_steps and accelerator.is_main_process:
+        pretrained = out / PRETRAINED_DIR
+        export_pretrained(accelerator.unwrap_model(model), processor, pretrained)
+    accelerator.end_training()
+    return TrainResult(out, pretrained, last, report.trainable, report.total, losses)
+
+
+def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accelerator):
+    sample_episodes = dataset.hf_dataset.with_format("numpy")["episode_index"]
+    sampler = StepBatchSampler(task_balanced_weights(sample_episodes, tasks), config.batch_size, config.seed, start,
+                               config.max_steps, accelerator.process_index, accelerator.num_processes)
+    # spawn, not fork: torchcodec workers forked after any decode in this process fail (DESIGN §3).
+    context = "spawn" if config.num_workers > 0 else None
+    return torch.utils.data.DataLoader(dataset, batch_sampler=sampler, collate_fn=ProcessorCollate(processor),
+                                       num_workers=config.num_workers, multiprocessing_context=context)
+
+
+def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out) -> list[float]:
+    from tqdm.auto import tqdm
+
+    model.train()
+    model_config = accelerator.unwrap_model(model).config
+    params = [p for p in model.parameters() if p.requires_grad]
+    losses, step = [], start
+    bar = tqdm(total=config.max_steps, initial=start, disable=not accelerator.is_main_process, desc=config.name)
+    for batch in loader:
+        if stop_at_step is not None and step >= stop_at_step:
+            break
+        batch = {k: v.to(accelerator.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+        noise, time = _flow_draws(batch, model_config, config.seed, step, accelerator.process_index)
+        with accelerator.autocast():  # forward (not compute_loss) so DDP syncs the gradients
+            loss = model(**{k: batch[k] for k in MODEL_INPUTS if k in batch}, noise=noise, time=time).loss
+        optimizer.zero_grad(set_to_none=True)
+        accelerator.backward(loss)
+        grad_norm = accelerator.clip_grad_norm_(params, config.grad_clip_norm)
+        lr = scheduler.get_last_lr()[0]
+        optimizer.step()
+        scheduler.step()
+        step += 1
+        loss_value = accelerator.reduce(loss.detach(), reduction="mean").item()
+        losses.append(loss_value)
+        bar.update(1)
+        if step % config.log_every == 0 or step == config.max_steps:
+            accelerator.log({"loss": loss_value, "lr": lr, "grad_norm": float(grad_norm)}, step=step)
+        if step % config.save_every == 0 or step == config.max_steps:
+            _save_checkpoint(accelerator, out, step)
+    bar.close()
+    return losses
+
+
+__all__ = ["PRESETS", "StepBatchSampler", "TrainResult", "TrainingConfig", "build_dataset", "build_policy",
+           "episode_tasks", "export_pretrained", "get_preset", "latest_checkpoint", "nested_task_subset",
+           "read_metrics", "task_balanced_weights", "train"]
