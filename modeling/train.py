@@ -127,8 +127,11 @@ PRESETS: tuple[TrainingConfig, ...] = (
                    model_overrides={"ir_mode": "dot", "first_frame_anchor": True}),
     TrainingConfig("pi05_qwen_attn_map_ir", batch_size=256, peak_lr=4e-4, max_steps=100_000,
                    model_overrides={"ir_mode": "attn_map"}),
-    TrainingConfig("pi05_qwen_frozen_data50", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.5),
-    TrainingConfig("pi05_qwen_frozen_data30", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.3),
+    # Section 5 / Appendix 16.9: the data-scaling study retrains the dot-IR policy on nested subsets.
+    TrainingConfig("pi05_qwen_dot_ir_data50", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.5,
+                   model_overrides={"ir_mode": "dot"}),
+    TrainingConfig("pi05_qwen_dot_ir_data30", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.3,
+                   model_overrides={"ir_mode": "dot"}),
     TrainingConfig("pi05_qwen_navigation", batch_size=512, peak_lr=4.2e-4, max_steps=60_000),
     # Tests and the demo: tiny random backbone, fp32, a few steps, no worker processes.
     TrainingConfig("tiny", batch_size=2, peak_lr=1e-3, max_steps=4, warmup_steps=1, mixed_precision="no",

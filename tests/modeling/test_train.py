@@ -58,6 +58,10 @@ def test_presets_follow_table_s3():
             assert (preset.adam_betas, preset.weight_decay, preset.grad_clip_norm, preset.warmup_steps,
                     preset.mixed_precision) == ((0.9, 0.95), 0.0, 1.0, 4000, "bf16")
     assert get_preset("pi05_qwen_attn_map_ir").model_overrides == {"ir_mode": "attn_map"}
+    # The data-scaling study (Section 5, Appendix 16.9) subsets the dot-IR policy's demonstrations.
+    for fraction in (0.5, 0.3):
+        scaled = get_preset(f"pi05_qwen_dot_ir_data{round(fraction * 100)}")
+        assert (scaled.data_fraction, scaled.model_overrides) == (fraction, {"ir_mode": "dot"})
     with pytest.raises(ValueError, match=r"unknown preset 'nope'; known presets: \['pi05_qwen_attn_map_ir'"):
         get_preset("nope")
     with pytest.raises(ValueError, match="data_fraction must lie in"):
