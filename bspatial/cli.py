@@ -49,8 +49,12 @@ def _register_subsystem_commands() -> None:
     # the functions, so registering them here costs nothing at `--help` time.
     from bspatial.evaluation.vlm.cli import eval_vlm, report
 
+    from bspatial.construction.cli import build_command
+    from bspatial.evaluation.rollout.cli import rollout
     from bspatial.sim.cli import sim_tasks, sim_view
 
+    app.command("build")(build_command)
+    app.command("rollout")(rollout)
     app.command("eval-vlm")(eval_vlm)
     app.command("report")(report)
     sim_app.command("tasks")(sim_tasks)

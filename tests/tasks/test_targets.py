@@ -63,7 +63,7 @@ def _check_ordinal(sim, inst):
 
 def _check_locate(sim, inst):
     centers = {n: sim.object_bbox(n).center for n in inst.candidates}
-    by_height = sorted(centers, key=lambda n: -centers[n][2])               # top row first
+    by_height = sorted(centers, key=lambda n: centers[n][2])                # bottom row first (Appendix 15.1)
     n_cols = 2
     rows = [by_height[i:i + n_cols] for i in range(0, len(by_height), n_cols)]
     row, col = (int(v) for v in inst.variant.split("x"))

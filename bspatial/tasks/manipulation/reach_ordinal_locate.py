@@ -1,6 +1,6 @@
 """Ordinal and locate reach tasks (Table S2): a tool on the countertop (leftmost / 2nd leftmost /
 rightmost / 2nd rightmost along the robot-right axis) and a hardback in a bookcase's 3x2 grid
-(the book whose centre lies inside the named cell; rows counted from the top, columns from the
+(the book whose centre lies inside the named cell; rows counted from the bottom as in the locate rules, columns from the
 robot's left)."""
 
 from __future__ import annotations
@@ -47,12 +47,16 @@ def reach_tool(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout
 
 
 def grid_cells(case) -> dict[str, tuple[float, float, float, float, float, float]]:
-    """'RxC' -> (x0, x1, y0, y1, z0, z1) box of each bookcase cell; rows from the top, columns from the left."""
+    """'RxC' -> (x0, x1, y0, y1, z0, z1) box of each bookcase cell.
+
+    Rows count from the bottom and columns from the robot's left, as the evaluation prompts' locate
+    rules define grid positions (Appendix 15.1: "1x1" is the bottom-left cell).
+    """
     x0, x1, _, _ = case.interior
     n_rows = len(case.layer_tops)
     cells = {}
     for r in range(1, n_rows + 1):
-        layer = n_rows - r
+        layer = r - 1  # layer_tops run bottom to top
         for c in range(1, len(case.column_edges)):
             y_hi, y_lo = case.column_edges[c - 1], case.column_edges[c]
             cells[f"{r}x{c}"] = (x0, x1, y_lo, y_hi, case.layer_tops[layer], case.layer_ceilings[layer])

@@ -1,0 +1,310 @@
+"""``build(preset, out, seed)``: sample task instances, render, label, and write Hub-shaped repos.
+
+Pipeline per evaluated manipulation task (Table S2): for each instruction variant draw instances
+(``bspatial.tasks.sample_instance`` with seeds derived from the build seed), capture the 720x720 head
+frame (:mod:`~bspatial.construction.frames`), ask the task's question
+(:mod:`~bspatial.construction.templates`) and label its IR query
+(:mod:`~bspatial.construction.ir_labels`) until the variant's quotas are met. Quotas are split
+evenly over the variants (Section 3.3: "balanced across instruction variants").
+
+Records go to ``<tmp>/records`` (JSONL + PNG); the ``datasets/`` builders read them and each config
+is written as ``<suite>/<config>/test-00000-of-00001.parquet`` with a README ``configs:`` header.
+Everything is built in a temporary sibling of ``out`` and renamed into place at the end, so a failed
+or interrupted build leaves nothing behind. Same preset and seed -> identical parquet bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import re
+import shutil
+import sys
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, TASKS
+
+logger = logging.getLogger(__name__)
+
+SPLIT = "test"
+BUILD_SCHEMA_VERSION = 1
+"""Bumped when records change meaning; part of the build fingerprint in the dataset cards."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    """How much to build.
+
+    Attributes:
+        name: preset name.
+        tasks: manipulation tasks to build.
+        vqa_per_task / ir_per_task: task-grounded manipulation questions / IR queries per task.
+        max_draws_per_variant: instance draws per variant before the preset counts as unmeetable.
+    """
+
+    name: str
+    tasks: tuple[str, ...]
+    vqa_per_task: int
+    ir_per_task: int
+    max_draws_per_variant: int = 8
+
+    def __post_init__(self) -> None:
+        unknown = [t for t in self.tasks if t not in TASKS]
+        if unknown:
+            raise ValueError(f"preset {self.name!r}: unknown tasks {unknown}")
+        for field_name in ("vqa_per_task", "ir_per_task", "max_draws_per_variant"):
+            if getattr(self, field_name) < 0:
+                raise ValueError(f"preset {self.name!r}: {field_name} must be >= 0, got {getattr(self, field_name)}")
+
+
+PRESETS: tuple[Preset, ...] = (
+    # Tests: one instance of each IR region kind and of the locate / direction templates.
+    Preset("tiny", ("reach_plate", "reach_dice", "reach_tool", "reach_hardback", "place_carving_knife",
+                    "place_tupperware_in_fridge"), 1, 1, 6),
+    # make demo: every evaluated task, about two minutes on 2 cores. Two questions per task: the
+    # container-locate question needs the placed object visible from the head camera, which most
+    # bottom-cabinet layers are not (see the build report).
+    Preset("mini", MANIPULATION_EVAL_TASKS, 2, 4, 8),
+    # "paper" (1,082 task-grounded manipulation questions, 1,240 IR queries, general VQA) comes with
+    # the next slices.
+)
+_BY_NAME = {p.name: p for p in PRESETS}
+assert len(_BY_NAME) == len(PRESETS), "duplicate preset names"
+
+
+class PresetShortfall(RuntimeError):
+    """A preset cannot be met: names the category and the shortfall."""
+
+
+def get_preset(name: str | Preset) -> Preset:
+    if isinstance(name, Preset):
+        return name
+    if name not in _BY_NAME:
+        raise ValueError(f"preset must be one of {list(_BY_NAME)}, got {name!r}")
+    return _BY_NAME[name]
+
+
+def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bool = False) -> dict[str, Path]:
+    """Build the preset into ``out/vqa`` and ``out/ir``; returns ``{suite: repo dir}``.
+
+    Raises:
+        PresetShortfall: too few valid frames for a category (nothing is written).
+        FileExistsError: ``out`` exists and is not empty (pass ``overwrite=True``).
+    """
+    preset = get_preset(preset)
+    out = Path(out).resolve()
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise FileExistsError(f"out {str(out)!r} exists and is not empty; pass overwrite=True to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        records = tmp / "records"
+        counts = _write_records(preset, seed, records)
+        fingerprint = _fingerprint(preset, seed)
+        stage = tmp / "out"
+        _export(records, stage, tmp / "cache", counts, preset, seed, fingerprint)
+        _publish(stage, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"vqa": out / "vqa", "ir": out / "ir"}
+
+
+# ----------------------------------------------------------------------------- records
+
+
+def _draw_seed(seed: int, task: str, variant: str, k: int) -> int:
+    return zlib.crc32(f"{seed}/{task}/{variant}/{k}".encode())
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _quotas(n: int, variants: tuple[str, ...], rng: np.random.Generator) -> dict[str, int]:
+    order = [variants[i] for i in rng.permutation(len(variants))]
+    return {v: n // len(variants) + (1 if i < n % len(variants) else 0) for i, v in enumerate(order)}
+
+
+def _write_records(preset: Preset, seed: int, root: Path) -> dict:
+    from tqdm.auto import tqdm
+
+    from bspatial.sim import MujocoBackend
+
+    (root / "images").mkdir(parents=True)
+    counts: dict = {"vqa": {}, "ir": {}}
+    sim = MujocoBackend(max_render_size=720)
+    try:
+        with open(root / "vqa.jsonl", "w") as vqa, open(root / "ir.jsonl", "w") as ir:
+            for task in tqdm(preset.tasks, desc=f"build {preset.name}", disable=None):
+                v, i = _build_task(sim, preset, seed, task, root, vqa, ir)
+                counts["vqa"][task], counts["ir"][task] = v, i
+    finally:
+        sim.close()
+    return counts
+
+
+def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) -> tuple[int, int]:
+    from bspatial.construction.frames import capture, draw_marks, goal_state_scene, png_bytes
+    from bspatial.construction.ir_labels import ir_region
+    from bspatial.construction.templates import Rejected, task_question
+    from bspatial.tasks import sample_instance
+
+    variants = TASKS[task].variants
+    rng = np.random.default_rng(_draw_seed(seed, task, "quotas", 0))
+    need_vqa, need_ir = _quotas(preset.vqa_per_task, variants, rng), _quotas(preset.ir_per_task, variants, rng)
+    made = {"vqa": 0, "ir": 0}
+    reasons: dict[str, int] = {}
+    # Round 0 fills each variant's quota; a variant whose frames never qualify (e.g. a fridge layer the
+    # head camera cannot see) hands its remainder to the variants that did, drawn in round 1
+    # (Section 3.3: suites keep only valid samples, balanced across variants as far as they allow).
+    short_in_round0: set[str] = set()
+    for round_ in range(2):
+        if round_ == 1:
+            short_in_round0 = {v for v in variants if need_vqa[v] or need_ir[v]}
+        for variant in variants:
+            if round_ == 1:  # the whole remainder is offered to each variant that did not fail, in turn
+                if variant in short_in_round0:
+                    continue
+                for need in (need_vqa, need_ir):
+                    left = sum(need.values())
+                    need.update(dict.fromkeys(variants, 0), **{variant: left})
+            for k in range(round_ * preset.max_draws_per_variant, (round_ + 1) * preset.max_draws_per_variant):
+                if need_vqa[variant] == 0 and need_ir[variant] == 0:
+                    break
+                draw = _draw_seed(seed, task, variant, k)
+                try:
+                    instance = sample_instance(task, variant, draw)
+                except ValueError as error:
+                    reasons[str(error)[:80]] = reasons.get(str(error)[:80], 0) + 1
+                    continue
+                record = capture(sim, instance.scene)
+                item_id = f"{task}-{_slug(variant)}-{draw:08x}"
+                meta = {"seed": draw, "build_seed": seed, "target": instance.target, "candidates": list(instance.candidates),
+                        "camera": record.camera_dict()}
+                if need_vqa[variant]:
+                    goal = capture(sim, goal_state_scene(instance)) if instance.placement is not None else None
+                    try:
+                        q = task_question(instance, record, goal, np.random.default_rng(draw))
+                    except Rejected as why:
+                        reasons[f"vqa: {why}"[:80]] = reasons.get(f"vqa: {why}"[:80], 0) + 1
+                    else:
+                        shown = goal if q.frame == "goal" else record
+                        rgb = draw_marks(shown.frame.rgb, list(q.marks)) if q.marks else shown.frame.rgb
+                        image = f"images/vqa-{item_id}.png"
+                        (root / image).write_bytes(png_bytes(rgb))
+                        objects = {n: s.to_dict() for n, s in shown.objects.items() if s.pixels}
+                        row = {"id": f"tm-{item_id}", "suite": "vqa", "setting": "task_manipulation",
+                               "category": q.category, "subtype": q.subtype, "task": task, "variant": variant,
+                               "frames": [image], "question": q.question, "options": list(q.options), "answer": q.answer,
+                               "metadata": json.dumps({**meta, "camera": shown.camera_dict(), "frame": q.frame,
+                                                       "marks": [[m[0], list(m[1])] for m in q.marks],
+                                                       "objects": objects, **q.metadata}, sort_keys=True, default=_json)}
+                        vqa.write(json.dumps(row, sort_keys=True) + "\n")
+                        need_vqa[variant] -= 1
+                        made["vqa"] += 1
+                if need_ir[variant]:
+                    try:
+                        region = ir_region(instance, record)
+                    except Rejected as why:
+                        reasons[f"ir: {why}"[:80]] = reasons.get(f"ir: {why}"[:80], 0) + 1
+                    else:
+                        image = f"images/ir-{item_id}.png"
+                        (root / image).write_bytes(png_bytes(record.frame.rgb))
+                        row = {"id": f"ir-{item_id}", "suite": "ir", "task": task, "variant": variant,
+                               "instruction": instance.instruction, "image": image, "region": json.dumps(region),
+                               "metadata": json.dumps({**meta, "target_center": record.objects[instance.target].center},
+                                                      sort_keys=True, default=_json)}
+                        ir.write(json.dumps(row, sort_keys=True) + "\n")
+                        need_ir[variant] -= 1
+                        made["ir"] += 1
+    for suite, need, wanted in (("task_manipulation VQA", need_vqa, preset.vqa_per_task),
+                                ("IR", need_ir, preset.ir_per_task)):
+        short = sum(need.values())
+        if short:
+            common = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]
+            raise PresetShortfall(
+                f"preset {preset.name!r}: category {suite} / task {task}: built {wanted - short} of {wanted} "
+                f"(short by {short}; variants short: { {v: n for v, n in need.items() if n} }) after "
+                f"{preset.max_draws_per_variant} draws per variant; most common rejections: {common}")
+    return made["vqa"], made["ir"]
+
+
+def _json(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+# ----------------------------------------------------------------------------- export
+
+
+def builder_module(suite: str):
+    """Import ``datasets/bspatial_<suite>/bspatial_<suite>.py`` by path (``datasets/`` is not a package)."""
+    path = Path(__file__).resolve().parents[2] / "datasets" / f"bspatial_{suite}" / f"bspatial_{suite}.py"
+    spec = importlib.util.spec_from_file_location(f"bspatial_{suite}_builder", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # datasets re-imports the builder's module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _export(records: Path, stage: Path, cache: Path, counts: dict, preset: Preset, seed: int, fingerprint: str) -> None:
+    import pyarrow.parquet as pq
+
+    vqa_mod, ir_mod = builder_module("vqa"), builder_module("ir")
+    plan = {
+        "vqa": (vqa_mod.BspatialVQA, ["task_manipulation"]),
+        "ir": (ir_mod.BspatialIR, ["all"] + [t for t in ir_mod.TASKS if counts["ir"].get(t)]),
+    }
+    for suite, (cls, configs) in plan.items():
+        repo = stage / suite
+        for config in configs:
+            builder = cls(config_name=config, data_dir=str(records), cache_dir=str(cache / suite))
+            builder.download_and_prepare()
+            table = builder.as_dataset(split=SPLIT).data.table
+            path = repo / config / f"{SPLIT}-00000-of-00001.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(table, path)
+        _write_card(repo, suite, configs, counts, preset, seed, fingerprint)
+
+
+def _fingerprint(preset: Preset, seed: int) -> str:
+    import bspatial
+
+    text = json.dumps({"preset": preset.__dict__, "seed": seed, "schema": BUILD_SCHEMA_VERSION,
+                       "version": getattr(bspatial, "__version__", "0")}, sort_keys=True, default=list)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _write_card(repo: Path, suite: str, configs: list[str], counts: dict, preset: Preset, seed: int,
+                fingerprint: str) -> None:
+    lines = ["---", "configs:"]
+    for config in configs:
+        lines += [f"- config_name: {config}", "  data_files:", f"  - split: {SPLIT}",
+                  f"    path: {config}/{SPLIT}-00000-of-00001.parquet"]
+    rows = "\n".join(f"| {t} | {n} |" for t, n in counts[suite].items())
+    lines += ["---", "", f"# BEHAVIOR-Spatial {suite.upper()} (preset `{preset.name}`)", "",
+              f"Built by `bspatial build --preset {preset.name} --seed {seed}`; build fingerprint `{fingerprint}`.", "",
+              "| task | items |", "|---|---|", rows, ""]
+    (repo / "README.md").write_text("\n".join(lines))
+
+
+def _publish(stage: Path, out: Path) -> None:
+    """Rename the finished build onto ``out`` (replacing an old build only after the new one exists)."""
+    if out.exists():
+        trash = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, trash)
+        os.replace(stage, out)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.replace(stage, out)

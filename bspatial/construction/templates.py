@@ -1,0 +1,300 @@
+"""Task-grounded manipulation VQA templates: one four-option question per task instance.
+
+Each template asks about the relation the task's instruction turns on, in the wording of Table S1,
+with the answer computed by :mod:`bspatial.construction.calculator` from the frame's 3D states and
+checked against the task's own geometric target wherever the two coincide (a disagreement is a bug
+and raises :class:`ConstructionError`, never a silently wrong label):
+
+=============  =====================  ============================================================
+task category  (category, subtype)    question
+=============  =====================  ============================================================
+size           size / object_rel.     which {noun} {where} is the {relation}? (longest dimension)
+distance       distance / object_rel. which object is the {closest to|farthest from} the {ref}?
+ordinal        direction / ordinal    which tool is the {relation} on the countertop?
+locate (grid)  direction / locate     where is the marked hardback book located on the bookcase?
+locate (layer) direction / locate     where is the {object} located in the {container}? (goal state)
+direction      direction / object_rel where is the {object} relative to the {ref}? (goal state)
+=============  =====================  ============================================================
+
+Distractors come from the candidate objects (object answers) or the relation's answer space (cells,
+layers, directions). Candidates that share a category get numbered marks drawn on the frame and
+options "dice 1".."dice 3" (numbers from the seeded generator, so they never encode the order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bspatial.construction import calculator as calc
+from bspatial.construction.frames import FrameRecord
+from bspatial.scoring.choice import LETTERS
+from bspatial.tasks.base import TaskInstance
+from bspatial.tasks.manipulation.common import DISPLAY_NAMES, split_variant
+
+N_OPTIONS = len(LETTERS)
+ORDINAL_GAP_M = 0.08
+"""Ordinal neighbours differ by >= 8 cm along the robot-right axis (the tasks' MIN_ORDINAL_GAP_M)."""
+
+# Noun and location phrase of each reach task's candidates (Table S2 example instructions).
+NOUNS: dict[str, tuple[str, str]] = {
+    "reach_food_item": ("food item", "on the chopping board"),
+    "reach_item": ("food item", "on the countertop"),
+    "reach_plate": ("plate", "on the countertop"),
+    "reach_toys": ("toy", "on the desk"),
+    "reach_dice": ("dice", "on the bed"),
+    "reach_paperback_book": ("paperback book", "on the desk"),
+    "reach_pizza_plate": ("pizza plate", "on the breakfast table"),
+    "reach_soda_can": ("can of soda", "on the floor"),
+    "reach_storage_box": ("storage box", "on the floor"),
+    "reach_tool": ("tool", "on the countertop"),
+    "reach_hardback": ("hardback book", "in the bookcase"),
+}
+_SPOKEN = {"2nd": "second", "3rd": "third"}
+NEVER_OPTIONS = frozenset({"floor", "robot"})
+"""Categories never offered as an extra distance option (a visible wall is: "the wall")."""
+_DISPLAY = {"walls": "wall"}
+
+
+class Rejected(Exception):
+    """The instance's frame fails a filter (visibility, margin, ambiguity); the build draws another."""
+
+
+class ConstructionError(AssertionError):
+    """The calculator's answer contradicts the task's own geometric target: a bug, never skipped."""
+
+
+@dataclass(frozen=True)
+class Question:
+    category: str
+    subtype: str
+    question: str
+    options: tuple[str, ...]
+    answer: str  # letter
+    frame: str  # "initial" or "goal" (goal-state frame of a placement task)
+    marks: tuple[tuple[str, tuple[float, float]], ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def answer_text(self) -> str:
+        return self.options[LETTERS.index(self.answer)]
+
+
+def spoken(relation: str) -> str:
+    first, _, rest = relation.partition(" ")
+    return f"{_SPOKEN[first]} {rest}" if first in _SPOKEN else relation
+
+
+def display(category: str) -> str:
+    return _DISPLAY.get(category, category.replace("_", " "))
+
+
+def task_question(instance: TaskInstance, record: FrameRecord, goal: FrameRecord | None,
+                  rng: np.random.Generator) -> Question:
+    """The task-grounded question of ``instance`` (``goal``: its goal-state frame, placement tasks only).
+
+    Raises:
+        Rejected: a filter fails; ConstructionError: the answer contradicts the task's target.
+    """
+    if instance.category == "size":
+        return _size(instance, record, rng)
+    if instance.category == "distance":
+        return _distance(instance, record, rng)
+    if instance.category == "ordinal":
+        return _ordinal(instance, record, rng)
+    if instance.category == "locate":
+        return _layer(instance, _need(goal), rng) if instance.container is not None else _grid(instance, record, rng)
+    if instance.category == "direction":
+        return _side(instance, _need(goal), rng)
+    raise ValueError(f"task {instance.task!r} has category {instance.category!r} with no manipulation template")
+
+
+def _need(goal: FrameRecord | None) -> FrameRecord:
+    if goal is None:
+        raise ValueError("placement templates need the goal-state frame")
+    return goal
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _check_visible(record: FrameRecord, names, answer: str | None) -> None:
+    for n in names:
+        state = record.objects[n]
+        if not state.visible(answer=(n == answer)):
+            raise Rejected(f"{n} covers {state.pixels} px (too few{' for the answer' if n == answer else ''})")
+
+
+def _labels(instance: TaskInstance, record: FrameRecord, names, rng) -> tuple[dict[str, str], tuple]:
+    """Option text per object, and the marks to draw (only when categories repeat)."""
+    categories = [record.objects[n].category for n in names]
+    if len(set(categories)) == len(categories):
+        return {n: display(c) for n, c in zip(names, categories)}, ()
+    noun = NOUNS.get(instance.task, (display(categories[0]), ""))[0]
+    numbers = rng.permutation(len(names)) + 1
+    labels = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
+    marks = tuple((str(k), _centroid(record, n)) for n, k in zip(names, numbers))
+    return labels, marks
+
+
+def _centroid(record: FrameRecord, name: str) -> tuple[float, float]:
+    rows, cols = np.nonzero(record.mask(name))
+    return float(cols.mean() + 0.5), float(rows.mean() + 0.5)
+
+
+def _finish(category, subtype, question, answer_text, distractors, rng, *, frame="initial", marks=(),
+            metadata=None) -> Question:
+    distractors = list(dict.fromkeys(d for d in distractors if d != answer_text))
+    if len(distractors) < N_OPTIONS - 1:
+        raise Rejected(f"only {len(distractors)} distractors for {question!r}")
+    chosen = [distractors[i] for i in sorted(rng.choice(len(distractors), N_OPTIONS - 1, replace=False))]
+    options = [answer_text, *chosen]
+    order = rng.permutation(N_OPTIONS)
+    options = tuple(options[i] for i in order)
+    letter = LETTERS[options.index(answer_text)]
+    return Question(category, subtype, question, options, letter, frame, tuple(marks),
+                    {"answer_text": answer_text, **(metadata or {})})
+
+
+# ----------------------------------------------------------------------------- templates
+
+
+def _size(instance, record, rng) -> Question:
+    names = list(instance.candidates)
+    sizes = {n: calc.longest_dimension(record.objects[n].extents) for n in names}
+    answer, margin = calc.pick_extreme(sizes, instance.variant)
+    if margin < calc.SIZE_MARGIN:
+        raise Rejected(f"size margin {margin:.3f} < {calc.SIZE_MARGIN}")
+    _agree(instance, answer)
+    _check_visible(record, names, answer)
+    labels, marks = _labels(instance, record, names, rng)
+    noun, where = NOUNS[instance.task]
+    q = (f"Measuring from the length of the longest dimension (length, width, or height), which {noun} {where} "
+         f"is the {spoken(instance.variant)}?")
+    return _finish("size", "object_relative", q, labels[answer], [labels[n] for n in names if n != answer], rng,
+                   marks=marks, metadata={"option_objects": {labels[n]: n for n in names}, "values": sizes, "margin": margin})
+
+
+def _reference_distance(record: FrameRecord, reference: str):
+    ref = record.objects[reference]
+    if ref.category == "walls":  # planar reference: perpendicular distance to its face
+        return lambda p: calc.box_distance(p, ref.center, ref.extents, ref.rotation)
+    return lambda p: calc.center_distance(p, ref.center)
+
+
+def _distance(instance, record, rng) -> Question:
+    relation, ref_key = split_variant(instance.variant)
+    measure = _reference_distance(record, instance.reference)
+    names = list(instance.candidates)
+    dist = {n: measure(record.objects[n].center) for n in names}
+    answer, margin = calc.pick_extreme(dist, relation)
+    if margin < calc.DISTANCE_MARGIN:
+        raise Rejected(f"distance margin {margin:.3f} < {calc.DISTANCE_MARGIN}")
+    _agree(instance, answer)
+    _check_visible(record, names, answer)
+    labels, marks = _labels(instance, record, names, rng)
+    options = {labels[n]: n for n in names}
+    # Fewer than four candidates: add visible scene objects of a unique category that keep the answer
+    # decisive (>= 15% from it, on the losing side).
+    if len(options) < N_OPTIONS:
+        counts: dict[str, int] = {}
+        for s in record.objects.values():
+            if s.visible():
+                counts[s.category] = counts.get(s.category, 0) + 1
+        pool = sorted(n for n, s in record.objects.items()
+                      if n not in names and n != instance.reference and s.category not in NEVER_OPTIONS
+                      and s.visible() and counts[s.category] == 1)
+        for n in (pool[i] for i in rng.permutation(len(pool))):
+            d = measure(record.objects[n].center)
+            loses = d > dist[answer] if relation == "closest" else d < dist[answer]
+            if loses and calc.relative_gap(d, dist[answer]) >= calc.DISTANCE_MARGIN and len(options) < N_OPTIONS:
+                options[display(record.objects[n].category)] = n
+                dist[n] = d
+    if len(options) < N_OPTIONS and relation == "farthest":
+        # Last resort for "farthest": the reference itself (distance 0) is a valid, if easy, distractor.
+        options[DISPLAY_NAMES.get(ref_key, ref_key)] = instance.reference
+        dist[instance.reference] = 0.0
+    preposition = "to" if relation == "closest" else "from"
+    q = (f"Measuring from the center of each object, which object is the {relation} {preposition} the "
+         f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")
+    return _finish("distance", "object_relative", q, labels[answer], [t for t in options if t != labels[answer]], rng,
+                   marks=marks, metadata={"option_objects": options, "values": dist, "margin": margin,
+                                          "reference": instance.reference})
+
+
+def _ordinal(instance, record, rng) -> Question:
+    names = list(instance.candidates)
+    axis = calc.robot_right_axis(float(record.base_pose[2]))
+    proj = {n: float(np.dot(record.objects[n].center[:2], axis)) for n in names}
+    answer, _ = calc.pick_extreme({n: -p for n, p in proj.items()}, instance.variant)
+    order = calc.order_left_to_right({n: record.objects[n].center for n in names}, axis)
+    gap = min(b - a for a, b in zip(sorted(proj.values()), sorted(proj.values())[1:]))
+    if gap < ORDINAL_GAP_M:
+        raise Rejected(f"ordinal gap {gap:.3f} m < {ORDINAL_GAP_M}")
+    _agree(instance, answer)
+    _check_visible(record, names, answer)
+    labels, marks = _labels(instance, record, names, rng)
+    noun, where = NOUNS[instance.task]
+    q = f"Which {noun} is the {spoken(instance.variant)} {where}?"
+    return _finish("direction", "ordinal", q, labels[answer], [labels[n] for n in names if n != answer], rng,
+                   marks=marks, metadata={"option_objects": {labels[n]: n for n in names}, "left_to_right": order,
+                                          "right_axis": axis.tolist()})
+
+
+def _grid(instance, record, rng) -> Question:
+    top_down = {k: tuple(v) for k, v in instance.measurements["cells"].items()}
+    rows = sorted({(v[4], v[5]) for v in top_down.values()})  # bottom first
+    edges = sorted({e for v in top_down.values() for e in (v[2], v[3])}, reverse=True)  # robot-left (+y) first
+    x_range = next(iter(top_down.values()))[:2]
+    cells = calc.grid_cells_bottom_up(rows, edges, x_range)
+    target = instance.target
+    answer = calc.locate_cell(record.objects[target].center, cells)
+    if answer is None:
+        raise Rejected(f"{target} centre lies in no cell")
+    # The task and the prompts' locate rules both count rows from the bottom: the cells must agree.
+    if answer != instance.variant:
+        raise ConstructionError(f"{instance.task} seed {instance.seed}: calculator cell {answer} vs task {instance.variant}")
+    _check_visible(record, [target], target)
+    q = "Where is the hardback book marked 1 located on the bookcase?"
+    return _finish("direction", "locate", q, answer, sorted(cells), rng, marks=(("1", _centroid(record, target)),),
+                   metadata={"object": target, "cells": {k: list(v) for k, v in cells.items()}})
+
+
+def _layer(instance, goal, rng) -> Question:
+    moved = goal.objects[instance.manipulated]
+    bottom = float(moved.center[2] - moved.extents[2] / 2)
+    bands = instance.container.compartment_bands
+    index = calc.locate_band(bottom, bands)
+    if index is None:
+        raise Rejected(f"{moved.name} bottom {bottom:.3f} m lies in no layer band")
+    if index + 1 != instance.placement.layer:
+        raise ConstructionError(f"{instance.task} seed {instance.seed}: layer {index + 1} vs task {instance.placement.layer}")
+    _check_visible(goal, [moved.name], moved.name)
+    container = display(goal.objects[instance.reference].category)
+    q = f"Where is the {display(moved.category)} located in the {container}?"
+    layers = [f"layer {k + 1}" for k in range(len(bands))]
+    return _finish("direction", "locate", q, layers[index], layers, rng, frame="goal",
+                   metadata={"object": moved.name, "bottom_height": bottom, "bands": np.asarray(bands).tolist()})
+
+
+def _side(instance, goal, rng) -> Question:
+    moved, ref = goal.objects[instance.manipulated], goal.objects[instance.reference]
+    answer = calc.camera_direction(moved.center, ref.center, goal.frame.T_world_cam)
+    if answer is None:
+        raise Rejected("direction ambiguous from the camera's viewpoint")
+    if answer in ("left", "right") and answer != instance.placement.side:
+        raise ConstructionError(f"{instance.task} seed {instance.seed}: camera says {answer}, task {instance.placement.side}")
+    _check_visible(goal, [moved.name, ref.name], moved.name)
+    _, ref_key = split_variant(instance.variant)
+    q = (f"From the viewpoint of the image, where is the {display(moved.category)} relative to the "
+         f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")
+    return _finish("direction", "object_relative", q, answer, calc.DIRECTIONS, rng, frame="goal",
+                   metadata={"object": moved.name, "reference": ref.name})
+
+
+def _agree(instance, answer: str) -> None:
+    if answer != instance.target:
+        raise ConstructionError(f"{instance.task} {instance.variant!r} seed {instance.seed}: calculator picks "
+                                f"{answer}, the task's target is {instance.target}")

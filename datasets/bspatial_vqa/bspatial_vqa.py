@@ -1,0 +1,68 @@
+"""BEHAVIOR-Spatial VQA: four-option spatial questions over rendered household scenes.
+
+A ``GeneratorBasedBuilder`` over the records ``bspatial build`` writes (``vqa.jsonl`` plus PNG
+frames under ``data_dir``). Self-contained (imports only ``datasets`` and the standard library) so
+it can travel with the Hub repo. Configs follow the paper's subsets; this slice builds
+``task_manipulation`` (general_single_frame, general_multi_frame and task_navigation come next).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+
+_DESCRIPTION = "BEHAVIOR-Spatial-VQA: direction, distance and size questions with four options (paper Sec. 3.3)."
+_CITATION = "@misc{behaviorspatial, title={BEHAVIOR-Spatial}}"
+VERSION = datasets.Version("0.1.0")
+SPLIT = "test"
+RECORDS_FILE = "vqa.jsonl"
+
+
+def vqa_features() -> datasets.Features:
+    """Harness columns (bspatial.evaluation.vlm.records) plus ``metadata``: JSON needed to re-score."""
+    text = datasets.Value("string")
+    return datasets.Features({
+        **{c: text for c in ("id", "suite", "setting", "category", "subtype", "task", "variant")},
+        "frames": datasets.List(datasets.Image()),
+        "question": text,
+        "options": datasets.List(text),
+        "answer": text,
+        "metadata": text,
+    })
+
+
+class BspatialVQAConfig(datasets.BuilderConfig):
+    """One VQA subset; ``setting`` selects the records of that observation setting."""
+
+    def __init__(self, *, setting: str, **kwargs):
+        super().__init__(version=VERSION, **kwargs)
+        self.setting = setting
+
+
+class BspatialVQA(datasets.GeneratorBasedBuilder):
+    BUILDER_CONFIG_CLASS = BspatialVQAConfig
+    BUILDER_CONFIGS = [
+        BspatialVQAConfig(name="task_manipulation", setting="task_manipulation",
+                          description="Task-grounded manipulation questions (Table 2)."),
+    ]
+    DEFAULT_CONFIG_NAME = "task_manipulation"
+
+    def _info(self) -> datasets.DatasetInfo:
+        return datasets.DatasetInfo(description=_DESCRIPTION, features=vqa_features(), citation=_CITATION)
+
+    def _split_generators(self, dl_manager):
+        if not self.config.data_dir:
+            raise ValueError("data_dir must be the records folder written by `bspatial build`, got None")
+        return [datasets.SplitGenerator(name=SPLIT, gen_kwargs={"root": Path(self.config.data_dir)})]
+
+    def _generate_examples(self, root: Path):
+        with open(root / RECORDS_FILE, encoding="utf-8") as handle:
+            for line in handle:
+                row = json.loads(line)
+                if row["setting"] != self.config.setting:
+                    continue
+                # Embed bytes (not paths): the parquet repo must not point into the build folder.
+                row["frames"] = [{"bytes": (root / p).read_bytes(), "path": None} for p in row["frames"]]
+                yield row["id"], row

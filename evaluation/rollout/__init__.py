@@ -1,0 +1,9 @@
+"""bspatial.evaluation.rollout: closed-loop policy evaluation (issue 7).
+
+* :mod:`.controller` - the Appendix 16.3 receding-horizon controller (pure numpy);
+* :mod:`.runner` - ``run_rollouts``: episodes of a split under a policy, one resumable result file each;
+* :mod:`.tables` - result files -> Table 4 and per-task (S5-style) layouts, Markdown + CSV;
+* :mod:`.cli` - the ``bspatial rollout`` command function.
+
+Importing this package imports nothing heavy (no mujoco, no torch).
+"""

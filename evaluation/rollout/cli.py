@@ -1,0 +1,46 @@
+"""Typer command function of the rollout runner, wired into the main ``bspatial`` app:
+
+    app.command("rollout")(rollout)
+
+Heavy imports (mujoco, torch) stay inside the function so ``bspatial --help`` is fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def rollout(
+    policy: Annotated[str, typer.Option(help="'scripted' (task experts), 'random', or a BSpatialVLA checkpoint folder.")],
+    split: Annotated[str, typer.Option(help="Evaluation split: held_out or prompt_probe (navigation: not yet).")] = "held_out",
+    tasks: Annotated[Optional[list[str]], typer.Option("--tasks", help="Task name (repeatable); default: every task of the split.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<policy>-<split>); reruns resume there.")] = None,
+    n_episodes: Annotated[Optional[int], typer.Option(min=1, help="Episodes per task (default: the Table S2 count).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes, one simulator each.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the policy's randomness.")] = 0,
+    max_steps: Annotated[Optional[int], typer.Option(min=1, help="Cap on each episode's step budget (smoke runs).")] = None,
+    latency_steps: Annotated[int, typer.Option(min=0, help="Checkpoints: 0 = synchronous controller, k = async with k-step latency.")] = 0,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Roll out a policy on an evaluation split; one result file per episode, then the Table 4 / per-task tables."""
+    from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.tables import write_tables
+
+    out = out or Path("runs") / f"{Path(policy).name}-{split}"
+    try:
+        summary = run_rollouts(policy, split, tasks, out, n_episodes=n_episodes, workers=workers, seed=seed,
+                               max_steps=max_steps, latency_steps=latency_steps, progress=progress)
+        written = write_tables([out], out / "tables")
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: rerun the same command to resume {out}", err=True)
+        raise typer.Exit(code=130) from None
+    typer.echo(written["table4.md"].read_text())
+    typer.echo(f"{summary.ran} episodes run, {summary.skipped_existing} already done, {summary.errors} crashed"
+               + (f", tasks without an expert skipped: {', '.join(summary.skipped_tasks)}" if summary.skipped_tasks else "")
+               + f" -> {out}")

@@ -1,0 +1,142 @@
+"""Builds the `tiny` preset once (a handful of instances) and checks answers, IR labels, loading,
+determinism and the unmeetable-preset error."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bspatial.construction.build import Preset, PresetShortfall, build, get_preset
+from bspatial.evaluation.vlm import records
+from bspatial.scoring.ir import region_from_dict, score_ir
+
+SEED = 3
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "out"
+    build("tiny", out, SEED)
+    return out
+
+
+
+
+def test_loads_with_the_harness_columns(built):
+    import datasets
+
+    vqa = datasets.load_dataset(str(built / "vqa"), "task_manipulation", split="test")
+    ir = datasets.load_dataset(str(built / "ir"), "all", split="test")
+    records.check_columns("vqa", vqa.column_names)
+    records.check_columns("ir", ir.column_names)
+    tiny = get_preset("tiny")
+    assert len(vqa) == len(tiny.tasks) * tiny.vqa_per_task and len(ir) == len(tiny.tasks) * tiny.ir_per_task
+    raw_vqa = vqa.cast_column("frames", datasets.List(datasets.Image(decode=False)))
+    raw_ir = ir.cast_column("image", datasets.Image(decode=False))
+    for row in raw_vqa:
+        item = records.vqa_item(row)
+        assert item.frames[0].size == (720, 720)
+    for row in raw_ir:
+        assert records.ir_item(row).image.size == (720, 720)
+    one_task = datasets.load_dataset(str(built / "ir"), "reach_dice", split="test")
+    assert set(one_task["task"]) == {"reach_dice"}
+
+
+def test_answers_agree_with_an_independent_check(built):
+    import datasets
+
+    vqa = datasets.load_dataset(str(built / "vqa"), "task_manipulation", split="test").remove_columns("frames")
+    seen = set()
+    for row in vqa:
+        meta = json.loads(row["metadata"])
+        text = row["options"]["ABCD".index(row["answer"])]
+        states = meta["objects"]
+        seen.add(row["task"])
+        if row["category"] == "size":
+            longest = {n: max(states[n]["extents"]) for n in meta["candidates"]}
+            ranked = sorted(longest, key=longest.get, reverse=True)
+            rank = {"largest": 0, "2nd largest": 1, "smallest": -1, "2nd smallest": -2}[row["variant"]]
+            assert meta["option_objects"][text] == ranked[rank]
+        elif row["category"] == "distance":
+            relation = row["variant"].split("/")[0]
+            ref = states[meta["reference"]]["center"]
+            dist = {t: np.linalg.norm(np.subtract(states[n]["center"], ref)) for t, n in meta["option_objects"].items()}
+            if not meta["reference"].startswith("wall"):
+                pick = min if relation == "closest" else max
+                assert pick(dist, key=dist.get) == text
+        elif row["subtype"] == "ordinal":
+            left = {t: states[n]["center"][1] for t, n in meta["option_objects"].items()}  # robot at yaw 0: left = +y
+            order = sorted(left, key=left.get, reverse=True)
+            index = {"leftmost": 0, "2nd leftmost": 1, "rightmost": -1, "2nd rightmost": -2}[row["variant"]]
+            assert order[index] == text
+        elif row["subtype"] == "locate" and "cells" in meta:
+            x0, x1, y0, y1, z0, z1 = meta["cells"][text]
+            z = states[meta["object"]]["center"][2]
+            assert z0 <= z <= z1
+            rows_bottom_up = sorted({tuple(c[4:]) for c in meta["cells"].values()})
+            assert rows_bottom_up.index((z0, z1)) + 1 == int(text.split("x")[0])
+        elif row["subtype"] == "locate":
+            low, high = meta["bands"][int(text.split()[-1]) - 1]
+            assert low <= meta["bottom_height"] <= high
+            assert text == f"layer {row['variant']}"
+        else:  # goal-state side of the reference, in the image
+            K, T = np.array(meta["camera"]["K"]), np.array(meta["camera"]["T_world_cam"])
+            u = {n: (K @ (T[:3, :3].T @ (np.array(states[n]["center"]) - T[:3, 3])))[:2] for n in (meta["object"], meta["reference"])}
+            u = {n: p[0] / (K @ (T[:3, :3].T @ (np.array(states[n]["center"]) - T[:3, 3])))[2] for n, p in u.items()}
+            assert text == row["variant"].split("/")[0]
+            assert (u[meta["object"]] > u[meta["reference"]]) == (text == "right")
+    assert seen == set(get_preset("tiny").tasks)
+
+
+def test_ir_masks_score_through_bspatial_ir(built):
+    import datasets
+
+    ir = datasets.load_dataset(str(built / "ir"), "all", split="test")
+    kinds = set()
+    for row in ir:
+        region = region_from_dict(row["region"])
+        kinds.add(region.kind)
+        assert tuple(region.image_size) == row["image"].size
+        if region.kind != "reach":
+            continue
+        meta = json.loads(row["metadata"])
+        K, T = np.array(meta["camera"]["K"]), np.array(meta["camera"]["T_world_cam"])
+        cam = T[:3, :3].T @ (np.array(meta["target_center"]) - T[:3, 3])
+        u, v = (K @ cam)[:2] / cam[2]
+        target = region.targets[0].to_array()
+        assert target[int(v), int(u)], "the target mask contains the projected target centre"
+        points = []
+        for mask in (target, *(d.to_array() for d in region.distractors)):
+            rows, cols = np.nonzero(mask)
+            # The mask pixel nearest its centroid (an occluded mask may not contain its own centroid).
+            i = np.argmin((rows - rows.mean()) ** 2 + (cols - cols.mean()) ** 2)
+            points.append([cols[i] + 0.5, rows[i] + 0.5])
+        labels = score_ir(np.array(points), [region] * len(points)).label.tolist()
+        assert labels[0] == "correct" and set(labels[1:]) == {"wrong"} and len(labels) > 1
+    assert kinds == {"reach", "directional_placement", "container_placement"}
+
+
+def test_same_seed_gives_identical_parquet_bytes(built, tmp_path):
+    again = tmp_path / "again"
+    build("tiny", again, SEED)
+    files = sorted(p.relative_to(built) for p in built.rglob("*.parquet"))
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*.parquet"))
+    for f in files:
+        assert (built / f).read_bytes() == (again / f).read_bytes(), f
+
+
+def test_unmeetable_preset_names_the_category_and_leaves_nothing(tmp_path):
+    out = tmp_path / "never"
+    preset = Preset("impossible", ("reach_dice",), vqa_per_task=3, ir_per_task=0, max_draws_per_variant=0)
+    with pytest.raises(PresetShortfall, match=r"task_manipulation VQA / task reach_dice: built 0 of 3 \(short by 3"):
+        build(preset, out, SEED)
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refuses_to_overwrite_and_unknown_preset(built):
+    with pytest.raises(FileExistsError, match="not empty"):
+        build("tiny", built, SEED)
+    with pytest.raises(ValueError, match="preset must be one of"):
+        build("huge", built.parent / "x", SEED)

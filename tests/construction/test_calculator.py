@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+
+from bspatial.construction import calculator as calc
+
+
+def test_pick_extreme_ranks_and_margin():
+    sizes = {"a": 0.30, "b": 0.20, "c": 0.10, "d": 0.05}
+    assert calc.pick_extreme(sizes, "largest")[0] == "a"
+    assert calc.pick_extreme(sizes, "2nd smallest")[0] == "c"
+    name, margin = calc.pick_extreme(sizes, "2nd largest")
+    assert name == "b" and margin == pytest.approx(1 / 3)  # min(gap to 0.30, gap to 0.10)
+    with pytest.raises(ValueError, match="relation"):
+        calc.pick_extreme(sizes, "biggest")
+
+
+def test_camera_direction_follows_the_prompt_rules():
+    # OpenCV camera at the origin looking along world +x (x right = world -y, y down = world -z).
+    T = np.eye(4)
+    T[:3, :3] = np.array([[0, 0, 1], [-1, 0, 0], [0, -1, 0]], float)
+    b = np.array([2.0, 0.0, 1.0])
+    assert calc.camera_direction(b + [0, -0.5, 0], b, T) == "right"
+    assert calc.camera_direction(b + [0, 0.5, 0], b, T) == "left"
+    assert calc.camera_direction(b + [0.5, 0, 0], b, T) == "front"  # farther from the camera is "front"
+    assert calc.camera_direction(b + [-0.5, 0, 0], b, T) == "back"
+    assert calc.camera_direction(b + [0, 0, 0.5], b, T) == "above"
+    assert calc.camera_direction(b + [0.3, 0.3, 0], b, T) is None  # no dominant axis
+
+
+def test_robot_direction_and_distances():
+    assert calc.robot_direction([1, 1, 0], [1, 0, 0], 0.0) == "left"
+    assert calc.robot_direction([2, 0, 0], [1, 0, 0], np.pi) == "back"
+    assert calc.box_distance([0, 0, 0], [2, 0, 0], [0.2, 4, 3], np.eye(3)) == pytest.approx(1.9)
+    T = np.eye(4)
+    T[:3, 3] = [0, 0, 1]
+    assert calc.camera_distance([3, 4, 1], T) == pytest.approx(5.0)
+
+
+def test_locate_counts_rows_from_the_bottom_and_columns_from_the_left():
+    cells = calc.grid_cells_bottom_up([(0.0, 0.4), (0.4, 0.8)], [0.5, 0.0, -0.5], (1.0, 1.3))
+    assert calc.locate_cell([1.1, 0.3, 0.1], cells) == "1x1"  # bottom row, robot-left column
+    assert calc.locate_cell([1.1, -0.3, 0.6], cells) == "2x2"
+    assert calc.locate_band(0.5, [(0.0, 0.3), (0.45, 0.7)]) == 1
+    assert calc.order_left_to_right({"r": [1, -0.2], "l": [1, 0.3]}, calc.robot_right_axis(0.0)) == ["l", "r"]

@@ -1,0 +1,63 @@
+"""Tables from result files match an independent count (no simulator)."""
+
+import csv
+import json
+
+import numpy as np
+
+from bspatial.evaluation.rollout.tables import write_tables
+from bspatial.scoring.stats import wilson_interval
+
+
+def write_run(folder, policy, split, seed):
+    rng = np.random.default_rng(seed)
+    (folder / "episodes").mkdir(parents=True)
+    records = []
+    for i in range(40):
+        task = ["reach_plate", "reach_dice", "place_bowl_in_cabinet"][i % 3]
+        status = "error" if i % 13 == 5 else "timeout"
+        outcome = "none" if status == "error" else str(rng.choice(["correct", "wrong", "none"]))
+        soft = bool(outcome == "none" and status != "error" and rng.random() < 0.5)
+        r = dict(task=task, variant="v", seed=i, split=split, index=i, policy=policy, status=status,
+                 outcome=outcome, soft_credit=soft, detail="", steps=1, message="", trace=None)
+        (folder / "episodes" / f"{task}-{i:04d}.json").write_text(json.dumps(r))
+        records.append(r)
+    return records
+
+
+def count(records, task=None):
+    rows = [r for r in records if task is None or r["task"] == task]
+    strict = sum(r["outcome"] == "correct" for r in rows)
+    soft = strict + sum(r["outcome"] == "none" and r["soft_credit"] for r in rows)
+    return len(rows), strict, soft, sum(r["outcome"] == "wrong" for r in rows), sum(r["status"] == "error" for r in rows)
+
+
+def cell(k, n):
+    low, high = wilson_interval(k, n)
+    return f"{100 * k / n:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def test_tables_match_an_independent_count(tmp_path):
+    runs = {("random", "held_out"): 1, ("scripted", "held_out"): 2, ("scripted", "prompt_probe"): 3}
+    data = {key: write_run(tmp_path / f"{key[0]}-{key[1]}", *key, seed) for key, seed in runs.items()}
+    written = write_tables([tmp_path / f"{p}-{s}" for p, s in runs], tmp_path / "tables")
+    rows = list(csv.DictReader(written["table4.csv"].open()))
+    assert [r["policy"] for r in rows] == ["scripted (upper reference)", "random (lower reference)"]
+    n, strict, soft, wrong, errors = count(data[("scripted", "prompt_probe")])
+    assert (rows[0]["prompt_probe_n"], rows[0]["prompt_probe_errors"]) == (str(n), str(errors))
+    assert rows[0]["prompt_probe_soft"] == cell(soft, n)
+    assert rows[0]["prompt_probe_strict"] == cell(strict, n)
+    assert rows[0]["prompt_probe_wrong"] == cell(wrong, n)
+    n, strict, soft, _, errors = count(data[("random", "held_out")])
+    assert rows[1]["held_out_soft"] == cell(soft, n) and rows[1]["held_out_strict"] == cell(strict, n)
+    assert rows[1]["prompt_probe_soft"] == "-" and errors > 0
+    per_task = list(csv.DictReader(written["per_task_random_held_out.csv"].open()))
+    assert [r["task"] for r in per_task] == ["reach_plate", "reach_dice", "place_bowl_in_cabinet", "POOLED"]
+    for row in per_task:
+        n, strict, soft, wrong, errors = count(data[("random", "held_out")], None if row["task"] == "POOLED" else row["task"])
+        assert (int(row["n"]), int(row["strict_count"]), int(row["soft_count"]), int(row["wrong_count"]),
+                int(row["errors"])) == (n, strict, soft, wrong, errors)
+        low, high = wilson_interval(soft, n)
+        assert (float(row["soft_ci_low"]), float(row["soft_ci_high"])) == (round(100 * low, 1), round(100 * high, 1))
+    assert "Held-out +Soft" in written["table4.md"].read_text()
+    assert "| POOLED |" in written["per_task_scripted_prompt_probe.md"].read_text()
