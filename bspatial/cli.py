@@ -33,15 +33,31 @@ def hub_install(
     modules_cache: Annotated[
         Optional[Path], typer.Option(help="evaluate's HF_MODULES_CACHE (default: $HF_MODULES_CACHE or $HF_HOME/modules).")
     ] = None,
+    datasets: Annotated[
+        Optional[Path], typer.Option(help="A `bspatial build` output folder (vqa/, ir/) to seed the datasets cache from.")
+    ] = None,
+    datasets_cache: Annotated[
+        Optional[Path], typer.Option(help="datasets' HF_DATASETS_CACHE (default: datasets' own setting).")
+    ] = None,
 ) -> None:
-    """Seed evaluate's module cache so evaluate.load("bspatial_vqa" | "bspatial_ir" | "bspatial_action") works offline.
+    """Seed the caches for offline bare-name loading: evaluate.load("bspatial_vqa" | "bspatial_ir" |
+    "bspatial_action") always, and with --datasets load_dataset("behavior-spatial/vqa" | "behavior-spatial/ir").
 
-    Load with HF_EVALUATE_OFFLINE=1 set, so evaluate goes to the cache without trying the Hub first.
+    Load with HF_EVALUATE_OFFLINE=1 / HF_HUB_OFFLINE=1 set, so the libraries go to the cache without
+    trying the Hub first.
     """
-    from bspatial.hub import install_metrics
+    from bspatial.hub import install_datasets, install_metrics
 
     for path in install_metrics(modules_cache):
         typer.echo(f"installed {path}")
+    if datasets is not None:
+        try:
+            seeded = install_datasets(datasets, datasets_cache)
+        except FileNotFoundError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(code=2) from None
+        for path in seeded:
+            typer.echo(f"seeded {path}")
 
 
 def _register_subsystem_commands() -> None:

@@ -1,4 +1,4 @@
-"""Offline Hub seeding: make the bare names of our evaluate modules load without a network.
+"""Offline Hub seeding: make the bare names of our evaluate modules and datasets load without a network.
 
 `evaluate.load("bspatial_ir")` first asks the Hub for ``evaluate-metric/bspatial_ir`` and, when that
 fails (``HF_EVALUATE_OFFLINE=1`` or no network), falls back to evaluate's dynamic-module cache at
@@ -9,6 +9,13 @@ name, which the bare-name lookup never reads), so this module writes the layout 
 one place that knows it; if evaluate changes the layout, only this file changes.
 
 ``evaluate.load("<path to metrics/bspatial_ir>")`` works without any seeding.
+
+Datasets: with ``HF_HUB_OFFLINE=1``, ``load_dataset("behavior-spatial/vqa", "<config>")`` falls back
+to datasets' cache builder, which reads prepared Arrow files at
+``$HF_DATASETS_CACHE/behavior-spatial___vqa/<config>/<version>/<hash>/`` (``dataset_info.json`` +
+``vqa-<split>.arrow``; datasets 4.8, ``CachedDatasetModuleFactory``). :func:`install_datasets`
+prepares each config of a built repo with datasets' own builder in a scratch cache and moves the
+result there. ``load_dataset("<repo dir>", "<config>")`` works without any seeding.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 METRIC_NAMES = ("bspatial_vqa", "bspatial_ir", "bspatial_action")
+HUB_NAMESPACE = "behavior-spatial"  # load_dataset("behavior-spatial/<suite>")
+SUITES = ("vqa", "ir")
 # evaluate's canonical metrics live under this Hub namespace; the cache folder name joins it with "--".
 _CANONICAL_NAMESPACE = "evaluate-metric"
 _SHARE_SUBDIR = Path("share") / "behavior-spatial"
@@ -101,4 +110,58 @@ def _install_one(dynamic_root: Path, name: str, script: Path) -> Path:
     except OSError:  # another process installed the same hash first
         shutil.rmtree(staging, ignore_errors=True)
     logger.info("installed %s at %s", name, target)
+    return target
+
+
+def install_datasets(build_dir: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> list[Path]:
+    """Seed the datasets cache from a build (``bspatial build --out DIR``: ``DIR/vqa``, ``DIR/ir``).
+
+    Afterwards, in a fresh process with ``HF_HUB_OFFLINE=1``,
+    ``load_dataset("behavior-spatial/<suite>", "<config>", split="test")`` loads by bare id.
+
+    Args:
+        build_dir: a build folder holding Hub-shaped repos named after the suites.
+        cache_dir: datasets' ``HF_DATASETS_CACHE``; defaults to datasets' own setting.
+
+    Returns:
+        The seeded cache folders, one per suite and config.
+    """
+    import datasets  # heavy import, only for this command
+
+    root = Path(build_dir)
+    repos = {suite: root / suite for suite in SUITES if (root / suite / "README.md").is_file()}
+    if not repos:
+        raise FileNotFoundError(f"{root}: no built suite repos ({', '.join(SUITES)}/README.md); run `bspatial build` first")
+    cache_root = Path(cache_dir or datasets.config.HF_DATASETS_CACHE)
+    seeded = []
+    for suite, repo in repos.items():
+        for config in datasets.get_dataset_config_names(str(repo)):
+            seeded.append(_seed_config(repo, suite, config, cache_root))
+    return seeded
+
+
+def _seed_config(repo: Path, suite: str, config: str, cache_root: Path) -> Path:
+    import datasets
+
+    with tempfile.TemporaryDirectory(prefix="bspatial-seed-") as scratch:
+        builder = datasets.load_dataset_builder(str(repo), config, cache_dir=scratch)
+        builder.download_and_prepare()
+        prepared = Path(builder.cache_dir)
+        version, digest = prepared.parts[-2:]
+        target = cache_root / f"{HUB_NAMESPACE}___{suite}" / config / version / digest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # The cache builder looks for "<dataset name>-<split>.arrow" with the Hub name's last part.
+        staging = Path(tempfile.mkdtemp(prefix=f".{digest}.", dir=target.parent))
+        for file in prepared.iterdir():
+            name = file.name.replace(f"{builder.dataset_name}-", f"{suite}-", 1) if file.suffix == ".arrow" else file.name
+            shutil.copyfile(file, staging / name)
+        # datasets' hash for a local repo does not change with its contents, so a rebuild lands on
+        # the same folder: replace it (old aside, new in, old removed) so a reader never sees a mix.
+        retired = target.with_name(f".{digest}.retired")
+        if target.is_dir():
+            shutil.rmtree(retired, ignore_errors=True)
+            target.rename(retired)
+        staging.rename(target)
+        shutil.rmtree(retired, ignore_errors=True)
+    logger.info("seeded %s/%s/%s at %s", HUB_NAMESPACE, suite, config, target)
     return target

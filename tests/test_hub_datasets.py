@@ -1,0 +1,49 @@
+"""`bspatial hub install --datasets` seeds the datasets cache: bare-id loads work offline in a fresh process."""
+
+import json
+import os
+import subprocess
+import sys
+
+from bspatial.evaluation.vlm.fixtures import write_fixture_repos
+
+LOAD = """
+import json
+from datasets import load_dataset
+vqa = load_dataset("behavior-spatial/vqa", "task_manipulation", split="test")
+ir = load_dataset("behavior-spatial/ir", "default", split="test")
+print("RESULT", json.dumps({"vqa": [vqa.num_rows, sorted(vqa.column_names)], "ir": ir.num_rows}))
+"""
+
+
+def test_bare_ids_load_offline_after_seeding(tmp_path):
+    repos = write_fixture_repos(tmp_path / "build")  # the same Hub-shaped layout `bspatial build` writes
+    env = dict(os.environ, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    env.pop("HF_DATASETS_CACHE", None)
+    before = subprocess.run([sys.executable, "-c", LOAD], capture_output=True, text=True, env=env, timeout=300)
+    assert before.returncode != 0  # nothing seeded yet: the bare id cannot resolve offline
+
+    install = subprocess.run(
+        [sys.executable, "-m", "bspatial.cli", "hub", "install", "--datasets", str(tmp_path / "build")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+    assert install.stdout.count("seeded ") == 4  # vqa: 3 configs, ir: 1
+
+    after = subprocess.run([sys.executable, "-c", LOAD], capture_output=True, text=True, env=env, timeout=300)
+    assert after.returncode == 0, after.stderr
+    result = json.loads(after.stdout.split("RESULT", 1)[1])
+    from datasets import load_dataset
+
+    direct = load_dataset(str(repos["vqa"]), "task_manipulation", split="test")
+    assert result["vqa"] == [direct.num_rows, sorted(direct.column_names)]
+    assert result["ir"] == load_dataset(str(repos["ir"]), "default", split="test").num_rows
+
+
+def test_install_without_a_build_is_a_clear_error(tmp_path):
+    env = dict(os.environ, HF_HOME=str(tmp_path / "hf"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "bspatial.cli", "hub", "install", "--datasets", str(tmp_path / "nothing")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert proc.returncode == 2 and "run `bspatial build` first" in proc.stderr
