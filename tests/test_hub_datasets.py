@@ -11,7 +11,7 @@ LOAD = """
 import json
 from datasets import load_dataset
 vqa = load_dataset("behavior-spatial/vqa", "task_manipulation", split="test")
-ir = load_dataset("behavior-spatial/ir", "default", split="test")
+ir = load_dataset("behavior-spatial/ir", "all", split="test")
 print("RESULT", json.dumps({"vqa": [vqa.num_rows, sorted(vqa.column_names)], "ir": ir.num_rows}))
 """
 
@@ -37,7 +37,7 @@ def test_bare_ids_load_offline_after_seeding(tmp_path):
 
     direct = load_dataset(str(repos["vqa"]), "task_manipulation", split="test")
     assert result["vqa"] == [direct.num_rows, sorted(direct.column_names)]
-    assert result["ir"] == load_dataset(str(repos["ir"]), "default", split="test").num_rows
+    assert result["ir"] == load_dataset(str(repos["ir"]), "all", split="test").num_rows
 
 
 def test_install_without_a_build_is_a_clear_error(tmp_path):

@@ -7,7 +7,7 @@ fixture. It covers every setting and prompt variant the harness handles:
   (object-, camera-, robot-arm-relative) and size; multi-frame rotation and navigation.
 * ``vqa/task_manipulation``: four tasks of Table S2 (direction incl. locate and ordinal, distance, size).
 * ``vqa/task_navigation``: two navigation tasks, 4 context frames + the current view.
-* ``ir/default``: reach queries (RLE masks via ``bspatial.scoring.masks.rle_encode``), one
+* ``ir/all``: reach queries (RLE masks via ``bspatial.scoring.masks.rle_encode``), one
   directional placement and one container placement ("layer" instruction) region spec.
 
 Layout of each repo: ``README.md`` with a ``configs:`` YAML header and
@@ -37,7 +37,7 @@ SPLIT = "test"
 IMAGE_SIZE = (64, 64)  # (width, height) of every fixture frame
 FIXTURE_CONFIGS: dict[str, tuple[str, ...]] = {
     "vqa": ("general", "task_manipulation", "task_navigation"),
-    "ir": ("default",),
+    "ir": ("all",),
 }
 _DIRECTIONS = ["front-left", "front-right", "back-left", "back-right"]
 _SIDES = ["left", "right", "above", "behind"]
@@ -86,12 +86,12 @@ def write_fixture_repos(root: str | Path, malformed: bool = False) -> dict[str, 
         ("vqa", "general"): _general_rows(rng),
         ("vqa", "task_manipulation"): _task_manipulation_rows(rng),
         ("vqa", "task_navigation"): _task_navigation_rows(rng),
-        ("ir", "default"): _ir_rows(rng),
+        ("ir", "all"): _ir_rows(rng),
     }
     if malformed:
         bad = dict(rows[("vqa", "general")][0], id="bad_answer_letter", answer="E")
         rows[("vqa", "general")].insert(2, bad)
-        rows[("ir", "default")].insert(1, dict(rows[("ir", "default")][0], id="bad_region_json", region="{not json"))
+        rows[("ir", "all")].insert(1, dict(rows[("ir", "all")][0], id="bad_region_json", region="{not json"))
     repos = {}
     for suite, configs in FIXTURE_CONFIGS.items():
         repo = root / suite

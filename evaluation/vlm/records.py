@@ -20,7 +20,7 @@ options    list of 4 strings       option texts in letter order A-D
 answer     string                  the correct letter, A-D
 =========  ======================  ==========================================================
 
-``ir`` (config ``default``): ``id``, ``suite`` (``"ir"``), ``task``, ``variant``, ``instruction``,
+``ir`` (config ``all``, or one per task): ``id``, ``suite`` (``"ir"``), ``task``, ``variant``, ``instruction``,
 ``image`` (Image: the head-camera frame the point refers to), ``region`` (string: the region spec
 JSON of ``bspatial.scoring.ir``; its ``image_size`` must equal the image's size). The target
 kind of the prompt (object / placement) follows from the region kind.

@@ -107,7 +107,7 @@ def run_suite(
     Args:
         model: a backend, or a model spec for :func:`load_backend` (``"chance"``, ...).
         suite: ``"vqa"`` or ``"ir"``.
-        config: the dataset config (``general``, ``task_manipulation``, ``task_navigation``; ``default`` for IR).
+        config: the dataset config (``general``, ``task_manipulation``, ``task_navigation``; ``all`` or a task name for IR).
         out: the run folder; results go to ``out/<suite>-<config>/``.
         data: a local repo folder or Hub id (default ``behavior-spatial/<suite>``).
         split: the dataset split.

@@ -63,9 +63,9 @@ def test_end_to_end_vqa_and_ir_unparseable_outputs_are_counted(backend, repos, t
     assert all(not r["correct"] and r["parse_status"] != "parsed" for r in unparsed)
     assert all(r["correct"] == (r["parsed"] == r["answer"]) for r in rows)
 
-    ir = run_suite(backend, "ir", "default", tmp_path, data=str(repos["ir"]), progress=False)
+    ir = run_suite(backend, "ir", "all", tmp_path, data=str(repos["ir"]), progress=False)
     assert ir["complete"] and ir["n_scored"] == 8
-    ir_rows = read_jsonl(part_dir(tmp_path, "ir", "default") / SAMPLES_FILE)
+    ir_rows = read_jsonl(part_dir(tmp_path, "ir", "all") / SAMPLES_FILE)
     assert ir["metrics"]["unparseable"] == sum(r["parse_status"] != PointStatus.PARSED.value for r in ir_rows)
     assert all(r["label"] == "none" for r in ir_rows if r["parsed"] is None)
 

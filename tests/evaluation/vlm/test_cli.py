@@ -17,7 +17,7 @@ app.command("report")(report)
 
 def test_eval_then_report(repos, tmp_path):
     runner = CliRunner()
-    for suite, config in (("vqa", "general"), ("vqa", "task_manipulation"), ("ir", "default")):
+    for suite, config in (("vqa", "general"), ("vqa", "task_manipulation"), ("ir", "all")):
         result = runner.invoke(
             app,
             ["eval-vlm", "--model", "chance", "--suite", suite, "--config", config, "--data", str(repos[suite]),

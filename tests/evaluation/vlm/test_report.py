@@ -41,7 +41,7 @@ def test_tables_have_the_paper_columns_and_one_row_per_run(runs, tmp_path):
     assert [r["run"] for r in table1] == ["chance0", "chance1", "partial"]
     summary = json.loads((part_dir(runs / "chance0", "vqa", "general") / SUMMARY_FILE).read_text())
     assert float(table1[0]["single_dir"]) == pytest.approx(summary["cells"]["single_frame/direction"]["accuracy"], abs=1e-4)
-    ir = json.loads((part_dir(runs / "chance1", "ir", "default") / SUMMARY_FILE).read_text())
+    ir = json.loads((part_dir(runs / "chance1", "ir", "all") / SUMMARY_FILE).read_text())
     assert float(table2[1]["ir_tolerant"]) == pytest.approx(ir["metrics"]["task_mean_tolerant_accuracy"], abs=1e-4)
     assert table2[2]["task_all"] == "" and table2[2]["ir_strict"] == ""  # the partial run has no such part
     markdown = written["table1.md"].read_text()
@@ -73,7 +73,7 @@ def test_bad_report_input(runs, tmp_path):
     with pytest.raises(ValueError, match="must be distinct"):
         write_report([runs / "chance0", runs / "chance0"], tmp_path / "out")
     mixed = tmp_path / "mixed"
-    for name, run in (("vqa-general", "chance0"), ("ir-default", "chance1")):
+    for name, run in (("vqa-general", "chance0"), ("ir-all", "chance1")):
         (mixed / name).mkdir(parents=True)
         source = part_dir(runs / run, *name.split("-", 1)) / SUMMARY_FILE
         (mixed / name / SUMMARY_FILE).write_text(source.read_text())

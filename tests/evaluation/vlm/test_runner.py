@@ -87,9 +87,9 @@ def test_summary_equals_an_independent_recomputation_from_the_log(repos, tmp_pat
 
 def test_log_rows_carry_the_documented_fields(repos, tmp_path):
     _run(repos, "vqa", "general", tmp_path, limit=2)
-    _run(repos, "ir", "default", tmp_path, limit=2)
+    _run(repos, "ir", "all", tmp_path, limit=2)
     vqa = read_jsonl(part_dir(tmp_path, "vqa", "general") / SAMPLES_FILE)[0]
-    ir = read_jsonl(part_dir(tmp_path, "ir", "default") / SAMPLES_FILE)[0]
+    ir = read_jsonl(part_dir(tmp_path, "ir", "all") / SAMPLES_FILE)[0]
     common = {"id", "task", "variant", "raw_output", "output", "parsed", "parse_status", "parse_reason", "latency_s", "fingerprint"}
     assert common | {"setting", "category", "subtype", "answer", "options", "correct"} == set(vqa)
     assert common | {"target", "point_px", "strict", "tolerant", "label", "detail"} == set(ir)
@@ -97,7 +97,7 @@ def test_log_rows_carry_the_documented_fields(repos, tmp_path):
     assert ir["parse_status"] == "parsed" and 0 <= ir["parsed"][0] <= 1000
 
 
-@pytest.mark.parametrize(("suite", "config", "budget"), [("vqa", "general", 5), ("ir", "default", 3)])
+@pytest.mark.parametrize(("suite", "config", "budget"), [("vqa", "general", 5), ("ir", "all", 3)])
 def test_interrupted_run_resumes_to_the_uninterrupted_result(malformed_repos, tmp_path, suite, config, budget):
     whole = _run(malformed_repos, suite, config, tmp_path / "whole", batch_size=2)
     with pytest.raises(KeyboardInterrupt):
@@ -145,7 +145,7 @@ def test_fingerprint_mismatch_refuses_to_mix(repos, malformed_repos, tmp_path):
 
 
 def test_malformed_rows_go_to_the_errors_file_and_are_counted(malformed_repos, tmp_path):
-    for suite, config, bad_id, field in (("vqa", "general", "bad_answer_letter", "answer"), ("ir", "default", "bad_region_json", "region")):
+    for suite, config, bad_id, field in (("vqa", "general", "bad_answer_letter", "answer"), ("ir", "all", "bad_region_json", "region")):
         summary = _run(malformed_repos, suite, config, tmp_path)
         errors = read_jsonl(part_dir(tmp_path, suite, config) / ERRORS_FILE)
         assert [(e["id"], e["field"]) for e in errors] == [(bad_id, field)]
