@@ -7,9 +7,13 @@ offline cache and loaded by bare name, then
    task with Wilson 95% intervals, beside the paper's printed rates;
 2. a seeded chance model answering the paper's general-VQA question mix (Table S1 counts) in free
    text, parsed and scored by ``bspatial_vqa`` into Table 1's layout;
-3. the VLM harness (``bspatial eval-vlm``) with the chance backend on the fixture suites (Hub-shaped
-   parquet repos written under ``workdir``: every setting, prompt variant and IR region kind), its
-   resumable run folders, and Table 1 / Table 2 from ``bspatial report``.
+3. the VLM harness (``bspatial eval-vlm``) with the chance backend and a tiny random Qwen3.5 on the
+   fixture suites (Hub-shaped parquet repos written under ``workdir``: every setting, prompt variant
+   and IR region kind), its resumable run folders, and Table 1 / Table 2 from ``bspatial report``;
+4. the suites built from the simulator (``bspatial build --preset tiny``: rendered scenes, geometric
+   answers, IR masks and placement geometry) evaluated by the harness (Table 2 layout);
+5. rollouts of the scripted experts and of a random policy on a few held-out episodes in the
+   simulator, scored by the Table S4 rules (Table 4 layout).
 
 Later issues extend this with the simulator, the built suites and policy rollouts.
 """
@@ -33,6 +37,9 @@ logger = logging.getLogger(__name__)
 _DIRECTION_OPTIONS = ["front-left", "front-right", "back-left", "back-right"]
 _COMPARISON_OPTIONS = ["object 1", "object 2", "object 3", "object 4"]
 _TABLE_WIDTH = 132
+_BUILD_PRESET = "tiny"  # bspatial.construction.build.PRESETS: every template and IR region kind, in seconds
+# One reach task per relation family plus both placement families: a short but complete rollout.
+_ROLLOUT_TASKS = ("reach_plate", "reach_dice", "reach_tool", "place_carving_knife", "place_tupperware_in_fridge")
 # The tiny random model only shows the transformers path end to end; short answers keep it fast.
 _TINY_MAX_NEW_TOKENS = 16
 # Table 1's column suffix per category (table1_vlm_vqa.csv).
@@ -56,6 +63,8 @@ def run_demo(seed: int = 0, workdir: str | Path = ".demo", console: Console | No
     console.print(vqa_chance_table(vqa, seed))
     for table in harness_tables(Path(workdir), seed):
         console.print(table)
+    console.print(built_suite_table(Path(workdir), seed))
+    console.print(rollout_table(Path(workdir), seed))
 
 
 def action_table(action_metric) -> Table:
@@ -188,3 +197,53 @@ def harness_tables(workdir: Path, seed: int) -> list[Table]:
             table.add_row(row["run"], *("-" if v is None else f"{v:.1f}" for v in cells))
         tables.append(table)
     return tables
+
+
+def _layout(title: str, columns: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title=title)
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def built_suite_table(workdir: Path, seed: int) -> Table:
+    """Build the tiny preset from the simulator and evaluate the chance backend on it (Table 2 layout)."""
+    from bspatial.construction.build import build
+    from bspatial.evaluation.vlm.report import TABLES, load_run, table_rows
+    from bspatial.evaluation.vlm.runner import run_suite
+
+    build_dir = workdir / "build"
+    if not (build_dir / "vqa").is_dir():
+        build(_BUILD_PRESET, build_dir, seed=seed)
+    run_dir = workdir / "runs-built" / f"chance-{seed}"
+    run_suite(f"chance:{seed}", "vqa", "task_manipulation", run_dir, data=str(build_dir / "vqa"), progress=False)
+    run_suite(f"chance:{seed}", "ir", "all", run_dir, data=str(build_dir / "ir"), progress=False)
+    (row,) = table_rows([load_run(run_dir)], "table2")
+    cells = ["-" if row[c] is None else f"{row[c]:.1f}" for c, _, _ in TABLES["table2"]]
+    return _layout(
+        f"Table 2 layout on suites built from the simulator (bspatial build --preset {_BUILD_PRESET} -> {build_dir})",
+        ["run"] + [header for _, header, _ in TABLES["table2"]],
+        [[row["run"], *cells]],
+    )
+
+
+def rollout_table(workdir: Path, seed: int) -> Table:
+    """Scripted experts (upper reference) and a random policy (lower) on a few held-out episodes."""
+    from bspatial.evaluation.rollout.runner import load_results, run_rollouts
+    from bspatial.evaluation.rollout.tables import TABLE4_COLUMNS, group_records, table4_rows
+
+    runs = []
+    for policy in ("scripted", "random"):
+        out = workdir / "rollouts" / policy
+        run_rollouts(policy, "held_out", list(_ROLLOUT_TASKS), out, n_episodes=1, seed=seed)
+        runs += load_results(out)
+    rows = table4_rows(group_records(runs))
+    # Only the held-out split ran: its columns of Table 4 (the prompt probe needs the training layouts).
+    rates = [(f"{split}_{rate}", header) for split, rate, header in TABLE4_COLUMNS if split == "held_out"]
+    return _layout(
+        f"Table 4 layout (held-out columns): rollouts in the simulator, 1 episode each of {', '.join(_ROLLOUT_TASKS)}",
+        ["policy", "n", "errors"] + [header for _, header in rates],
+        [[r["policy"], str(r["held_out_n"]), str(r["held_out_errors"]), *(r[key] for key, _ in rates)] for r in rows],
+    )

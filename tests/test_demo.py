@@ -16,6 +16,9 @@ def test_demo_prints_the_tables_and_reruns_resuming(tmp_path):
     pooled = next(line for line in out.splitlines() if "POOLED" in line)
     assert "27.9 [" in pooled and "41.6 [" in pooled and "38.2 [" in pooled and "469" in pooled
     assert "Table 1 layout" in out and "Table 2 layout" in out and "IR Strict" in out
+    assert "suites built from the simulator" in out
+    assert "scripted (upper reference)" in out and "random (lower reference)" in out
     second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert second.returncode == 0, second.stderr
-    assert "0 to run" in second.stderr  # every harness part resumed from its run folder
+    assert "0 to run" in second.stderr  # every harness part and rollout resumed from its run folder
+    assert "already done, 0 to run" in second.stderr

@@ -10,13 +10,16 @@ Per step the runner records exactly what the Table S4 rules read (trace schema o
 :mod:`bspatial.scoring.trace`): both end-effector positions, every reach candidate's bounding-box
 centre and whether a gripper link touches it, the base pose, and for placement tasks the manipulated
 object's bounding-box centre and held flag (releases are the held -> not-held transitions); the
-countertop / container geometry comes from the instance. Navigation fields stay unused.
+countertop / container geometry comes from the instance. Navigation episodes evaluate the instance's
+goal criterion (:func:`bspatial.tasks.navigation.goal_reached`) on the base pose every step;
+``nav_success`` is whether it held at any step.
 
 Early stop (``stop_when_decided``; implementation choices, the paper only says episodes end at the
 budget or on commitment):
 
 * reach families: the first step with an end-effector-candidate contact decides the outcome (Table S4
   "first contact"), so the episode ends there;
+* navigation: the first step at which the goal criterion holds (success is then decided);
 * placement families: a release commits the placement; the episode ends once the released object has
   been at rest for :data:`SETTLE_STEPS` steps (the last row is then its resting pose, as the trace
   schema requires) or :data:`MAX_SETTLE_STEPS` after the release, whichever comes first.
@@ -110,7 +113,11 @@ class _Recorder:
     def __init__(self, backend, instance: TaskInstance) -> None:
         self.backend, self.instance = backend, instance
         self.reach = instance.family in ("reach", "reach_base_proximity")
-        self.rows: dict[str, list] = {k: [] for k in ("eef", "cand", "contact", "base", "obj", "held")}
+        self.navigation = instance.family == "navigation"
+        self.rows: dict[str, list] = {k: [] for k in ("eef", "cand", "contact", "base", "obj", "held", "goal")}
+        if self.navigation:
+            from bspatial.tasks.navigation import goal_reached
+            self._goal_reached = goal_reached
 
     def record(self, state: RobotState) -> None:
         b, inst, rows = self.backend, self.instance, self.rows
@@ -119,6 +126,8 @@ class _Recorder:
         if self.reach:
             rows["cand"].append([b.object_bbox(c).center for c in inst.candidates])
             rows["contact"].append(self._contacts())
+        if self.navigation:
+            rows["goal"].append(self._goal_reached(inst, state.base_pose))
         if inst.manipulated is not None:
             # The object's frame origin (bottom-face centre for every bspatial.tasks object), the
             # point the trace schema, the container bands and the countertop rest band refer to.
@@ -156,7 +165,8 @@ class _Recorder:
             base_poses=np.array(rows["base"]),
             object_positions=np.array(rows["obj"]) if placement else None,
             object_held=np.array(rows["held"], dtype=bool) if placement else None,
-            countertop=inst.countertop, container=inst.container)
+            countertop=inst.countertop, container=inst.container,
+            nav_success=bool(any(rows["goal"])) if self.navigation else None)
 
 
 def _placement_settled(rows: dict[str, list]) -> bool:
@@ -177,6 +187,8 @@ def _placement_settled(rows: dict[str, list]) -> bool:
 def _decided(recorder: _Recorder) -> bool:
     if recorder.reach:
         return bool(np.any(recorder.rows["contact"][-1]))
+    if recorder.navigation:
+        return bool(recorder.rows["goal"][-1])
     return _placement_settled(recorder.rows)
 
 

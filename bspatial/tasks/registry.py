@@ -18,13 +18,15 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-from bspatial.scoring.task_specs import MANIPULATION_TASKS, TASKS, canonical_task_name
+from bspatial.scoring.task_specs import MANIPULATION_TASKS, NAVIGATION_TASKS, TASKS, canonical_task_name
 from bspatial.tasks.base import PROVISIONAL_STEP_BUDGETS, Generator, Task, TaskInstance
+from bspatial.tasks import navigation
 from bspatial.tasks.manipulation import placement, reach_distance, reach_ordinal_locate, reach_size
 
 
@@ -65,7 +67,11 @@ _GENERATORS: tuple[tuple[str, Generator], ...] = (
 )
 
 REGISTRY: Mapping[str, Callable[[], Task]] = make_registry((n, _builder(n, g)) for n, g in _GENERATORS)
-"""The 15 manipulation tasks (navigation tasks join in a later slice), in Table S2 order."""
+"""The 15 manipulation tasks, in Table S2 order (what ``task_names`` lists: variants, budgets, experts)."""
+
+NAVIGATION_REGISTRY: Mapping[str, Callable[[], Task]] = make_registry(
+    (n, functools.partial(navigation.build_navigation_task, n)) for n in navigation.NAV_TASKS)
+"""The 10 navigation tasks (Table S2 / S11; :mod:`bspatial.tasks.navigation`), resolved by :func:`get_task`."""
 
 
 def task_names() -> tuple[str, ...]:
@@ -77,15 +83,17 @@ def get_task(name: str) -> Task:
     """Build the task called ``name`` (canonical, dotted or alias spelling).
 
     Raises:
-        ValueError: unknown name (the message lists the known ones), or a Table S2 task without a
-            scene generator yet (navigation).
+        ValueError: unknown name (the message lists the known ones, manipulation then navigation).
     """
+    known = ', '.join((*REGISTRY, *NAVIGATION_REGISTRY))
     try:
         canonical = canonical_task_name(name)
     except ValueError:
-        raise ValueError(f"unknown task {name!r}; known tasks: {', '.join(REGISTRY)}") from None
+        raise ValueError(f"unknown task {name!r}; known tasks: {known}") from None
+    if canonical in NAVIGATION_REGISTRY:
+        return NAVIGATION_REGISTRY[canonical]()
     if canonical not in REGISTRY:
-        raise ValueError(f"task {name!r} has no scene generator yet; known tasks: {', '.join(REGISTRY)}")
+        raise ValueError(f"task {name!r} has no scene generator yet; known tasks: {known}")
     return REGISTRY[canonical]()
 
 
@@ -95,3 +103,4 @@ def sample_instance(name: str, variant: str, seed: int) -> TaskInstance:
 
 
 assert set(REGISTRY) == set(MANIPULATION_TASKS), "registry must cover Table S2's manipulation tasks"
+assert set(NAVIGATION_REGISTRY) == set(NAVIGATION_TASKS), "navigation registry must cover Table S2's navigation tasks"
