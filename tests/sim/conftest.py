@@ -1,35 +1,9 @@
-"""Headless MuJoCo for the simulator tests: MUJOCO_GL is chosen here, before anything imports mujoco.
+"""Fixtures of the simulator tests (MUJOCO_GL is chosen by the root conftest, before mujoco loads)."""
 
-EGL (Mesa llvmpipe) first, OSMesa as the fallback (DESIGN §3). Each candidate is probed in a
-subprocess because MuJoCo fixes its GL platform at import and a failed probe could not be undone.
-"""
-
-import os
-import subprocess
-import sys
-
+import numpy as np
 import pytest
 
-_PROBE = "import mujoco; c = mujoco.GLContext(8, 8); c.make_current(); c.free()"
-
-
-def _gl_works(platform: str) -> bool:
-    env = {**os.environ, "MUJOCO_GL": platform}
-    try:
-        return subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, timeout=60).returncode == 0
-    except subprocess.TimeoutExpired:
-        return False
-
-
-if "MUJOCO_GL" not in os.environ and "mujoco" not in sys.modules:
-    for _platform in ("egl", "osmesa"):
-        if _gl_works(_platform):
-            os.environ["MUJOCO_GL"] = _platform
-            break
-
-import numpy as np  # noqa: E402
-
-from bspatial.sim.spec import CameraSpec, SceneSpec, box_object, table_object  # noqa: E402
+from bspatial.sim.spec import CameraSpec, SceneSpec, box_object, table_object
 
 TABLE_HEIGHT = 0.75
 BLOCK_SIZE = (0.4, 0.3, 0.2)     # a static box on the table: its top is at TABLE_HEIGHT + 0.2
