@@ -90,29 +90,19 @@ def build_processor(tokenizer=None):
 
 
 def build_config(tokenizer=None):
-    """The tiny ``Qwen3_5Config`` (DESIGN §3) whose special-token ids match :func:`build_tokenizer`."""
+    """The tiny ``Qwen3_5Config`` (DESIGN §3) whose special-token ids match :func:`build_tokenizer`.
+
+    The sizes are the policy tests' tiny backbone (``bspatial.modeling.testing_utils``); only the
+    padding / end-of-sequence ids differ, because this checkpoint generates text.
+    """
     from transformers import Qwen3_5Config
 
+    from bspatial.modeling.testing_utils import tiny_vlm_config
+
     tokenizer = build_tokenizer() if tokenizer is None else tokenizer
-    ids = dict(zip(SPECIAL_TOKENS, tokenizer.convert_tokens_to_ids(list(SPECIAL_TOKENS))))
-    text = dict(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=32,
-        layer_types=["linear_attention", "full_attention"],
-        linear_key_head_dim=16, linear_value_head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4,
-        # head_dim 32 * partial_rotary_factor 0.25 = 8 rotary dims = 4 frequencies = sum(mrope_section).
-        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25,
-                         "mrope_section": [2, 1, 1], "mrope_interleaved": True},
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-    )
-    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=PATCH_SIZE,
-                  spatial_merge_size=MERGE_SIZE, temporal_patch_size=TEMPORAL_PATCH_SIZE, out_hidden_size=64,
-                  num_position_embeddings=16)
-    return Qwen3_5Config(
-        text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False,
-    )
+    fields = tiny_vlm_config(tokenizer)
+    fields["text_config"].update(pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+    return Qwen3_5Config(**fields, tie_word_embeddings=False)
 
 
 def write_tiny_checkpoint(folder: str | Path, seed: int = 0, overwrite: bool = False) -> Path:
