@@ -66,10 +66,12 @@ def _register_subsystem_commands() -> None:
     from bspatial.evaluation.vlm.cli import eval_vlm, report
 
     from bspatial.construction.cli import build_command
+    from bspatial.construction.demos_cli import demos_command
     from bspatial.evaluation.rollout.cli import rollout
     from bspatial.sim.cli import sim_tasks, sim_view
 
     app.command("build")(build_command)
+    app.command("demos")(demos_command)
     app.command("rollout")(rollout)
     app.command("eval-vlm")(eval_vlm)
     app.command("report")(report)
