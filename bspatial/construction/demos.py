@@ -49,6 +49,7 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 
+_SVT_LOG_WARNINGS = "2"  # SVT-AV1 log levels: 0 fatal, 1 error, 2 warning, 3 info (default)
 FPS = 30
 """Control rate of :class:`~bspatial.sim.mujoco_backend.MujocoBackend` (8 x 1/240 s per action)."""
 CAMERAS: tuple[str, ...] = ("head", "left_wrist", "right_wrist")
@@ -271,6 +272,9 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
     from bspatial.scoring.trace import SPLITS
     from bspatial.tasks import get_task, task_names
 
+    # lerobot encodes the cameras with SVT-AV1, which prints ~20 info lines per video to stderr;
+    # its own SVT_LOG variable (read when an encoder starts) keeps warnings and errors only.
+    os.environ.setdefault("SVT_LOG", _SVT_LOG_WARNINGS)
     out = Path(out)
     if episodes_per_task < 1:
         raise ValueError(f"episodes_per_task must be >= 1, got {episodes_per_task!r}")
