@@ -31,12 +31,13 @@ SETTLE_STEPS = 10   # holding actions before rendering, so free objects rest as 
 
 def sim_tasks() -> None:
     """List the simulator tasks with their variants and step budgets."""
-    from bspatial.tasks.registry import get_task, task_names
+    from bspatial.tasks.registry import NAVIGATION_REGISTRY, get_task, task_names
 
-    for name in task_names():
+    for name in (*task_names(), *NAVIGATION_REGISTRY):
         task = get_task(name)
         typer.echo(f"{name}  [{task.spec.family}, {task.spec.category}]  budget={task.step_budget} steps")
-        typer.echo(f"    variants: {', '.join(task.variants)}")
+        # Navigation tasks have one instance kind: pass --variant "" to `bspatial sim view`.
+        typer.echo(f"    variants: {', '.join(task.variants) or '(none)'}")
 
 
 def _palette(n: int) -> np.ndarray:

@@ -21,3 +21,4 @@ def test_sim_tasks_lists_tasks_variants_and_budgets(capsys):
     sim_tasks()
     out = capsys.readouterr().out
     assert "reach_hardback" in out and "1x1, 1x2, 2x1" in out and "budget=" in out and "place_saucer" in out
+    assert "move_to_corner_booth  [navigation" in out  # the ten navigation tasks are listed too
