@@ -62,6 +62,8 @@ PUSH_DEPTH_FRACTION = 0.8       # the push aims this fraction of the target's de
 PUSH_DEPTH_MIN_M = 0.03         # ... and at least this far (thin plates, tools): contact happens earlier
 SETTLE_STEPS = 6
 NEAR_SIDE_FRACTION = 0.4       # top-down contact point: this fraction of the half depth towards the robot
+NEAR_EDGE_INSET_M = 0.01        # ... moved at most this close to the near edge when the base stops short
+TRACK_SPEED_M_S = 0.12          # push: max correction speed across the approach towards a moving target
 SAFE_CLEARANCE_M = 0.08         # transit height of the hand above the tallest object near its path
 BASE_CLEARANCE_M = 0.03
 # The idle arm folds up against the chest (upper arm slightly back, forearm forward-up, shoulder rolled
@@ -255,11 +257,14 @@ class ScriptedExpert:
 class ReachExpert(ScriptedExpert):
     """Touch the instructed candidate (Table S4 "contact"; soda also satisfies base proximity)."""
 
-    def contact_geometry(self) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    def contact_geometry(self, reach_excess: float = 0.0) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
         """(contact point on the box face, unit approach direction, box depth along it, hand quaternion at yaw 0).
 
         The contact point is the centre of the box face the hand meets; a composite shape (a teddy bear)
         may not reach that face there, so the push goes on into the box until something is touched.
+        ``reach_excess`` (m): how much farther than :data:`REACH_STANDOFF_M` the target lies ahead of
+        the base (the base was blocked); a top-down contact point then moves that much towards the
+        robot, at most to :data:`NEAR_EDGE_INSET_M` inside the face's near edge.
         """
         box = self.sim.object_bbox(self.instance.target)
         depth = box.aabb_max - box.aabb_min
@@ -268,8 +273,13 @@ class ReachExpert(ScriptedExpert):
                     float(depth[0]), FRONT)
         # Wide flat targets (plates) reach far back: touch the half of the top face nearer the robot.
         near_x = box.center[0] - NEAR_SIDE_FRACTION * depth[0] / 2
+        if reach_excess > 0.0:
+            near_x = max(near_x - reach_excess, min(near_x, box.aabb_min[0] + NEAR_EDGE_INSET_M))
         return (np.array([near_x, box.center[1], box.aabb_max[2]]), np.array([0.0, 0.0, -1.0]),
                 float(depth[2]), TOP_DOWN)
+
+    def _target_center(self) -> np.ndarray:
+        return self.sim.object_bbox(self.instance.target).center.copy()
 
     def script(self) -> Iterator[np.ndarray]:
         self.begin(gripper=-1.0)
@@ -280,7 +290,12 @@ class ReachExpert(ScriptedExpert):
         goal = self.base_goal(point, side)
         if np.linalg.norm(goal - base[:2]) > BASE_TOL_M:
             yield from self.drive_to(goal, yaw=base[2])
-        quat = _world_quat(quat, self.sim.robot_state().base_pose[2])
+        base = self.sim.robot_state().base_pose
+        quat = _world_quat(quat, base[2])
+        # Re-read the target after the drive (a round object may have rolled meanwhile); where the base
+        # stopped short of the standoff (blocked by the furniture), aim at the nearer part of the face.
+        point, direction, depth, _ = self.contact_geometry()
+        point, direction, depth, _ = self.contact_geometry(reach_excess=float(point[0] - base[0] - REACH_STANDOFF_M))
         pre = point - PRE_CONTACT_M * direction
         eef = self.sim.robot_state().eef_pos[side]
         if direction[2] < 0:   # from above: rise, cross at a safe height, come down onto the pre-contact point
@@ -288,12 +303,36 @@ class ReachExpert(ScriptedExpert):
             waypoints = [np.array([*eef[:2], z]), np.array([*pre[:2], z]), pre]
         else:                  # from the front (shelf cells): straight to the pre-contact point
             waypoints = [pre]
+        offset = point - self._target_center()
         for a, b in zip([eef] + waypoints[:-1], waypoints):
             yield from self.line_eef(side, a, b, quat, TRANSIT_SPEED_M_S)
         yield from self.wait(SETTLE_STEPS)
-        end = point + max(PUSH_DEPTH_MIN_M, PUSH_DEPTH_FRACTION * depth) * direction
-        yield from self.line_eef(side, pre, end, quat, PUSH_SPEED_M_S)
+        push = max(PUSH_DEPTH_MIN_M, PUSH_DEPTH_FRACTION * depth)
+        yield from self.tracked_push(side, pre, offset, direction, push, quat)
         yield from self.wait(30)
+
+    def tracked_push(self, side: str, start, offset, direction, push: float, quat) -> Iterator[np.ndarray]:
+        """Push from ``start`` along ``direction`` through the contact point to ``push`` past it, at
+        :data:`PUSH_SPEED_M_S`, re-aimed every step at the target's current contact point (its box
+        centre + ``offset``): a target that moves (a rolling pin rolling on the counter) is followed,
+        the correction across the approach limited to :data:`TRACK_SPEED_M_S`."""
+        cmd = np.asarray(start, float).copy()
+        s = -PRE_CONTACT_M
+        step_along, step_across = PUSH_SPEED_M_S / CONTROL_HZ, TRACK_SPEED_M_S / CONTROL_HZ
+        max_steps = int(math.ceil((PRE_CONTACT_M + push) / step_along)) + int(CONTROL_HZ)
+        for _ in range(max_steps):
+            s = min(push, s + step_along)
+            err = self._target_center() + offset + s * direction - cmd
+            along = float(err @ direction) * direction
+            across = err - along
+            norm = float(np.linalg.norm(across))
+            if norm > step_across:
+                across *= step_across / norm
+            cmd = cmd + along + across
+            self._command(side, self.ik(side, cmd, quat).qpos)
+            yield self._target.copy()
+            if s >= push and norm <= step_across:
+                break
 
 
 # ----------------------------------------------------------------------------- placement
