@@ -1,0 +1,72 @@
+"""Rollout throughput on this machine, measured side by side in one run (issue 7's benchmark).
+
+1. Episodes per hour with a tiny trained policy (demos -> `train("tiny")` -> checkpoint), with the
+   synchronous controller (latency 0: the model runs when a new plan is due) vs the simulated
+   asynchronous one (latency k: the model is called back to back and each chunk lands k steps
+   later; inference still runs in-process, so this measures the extra calls, not overlap).
+2. Scripted-expert episodes per hour with 1 worker process vs 2 (one simulator per process).
+
+Episodes are capped at ``--max-steps`` so a run takes minutes; the ratios are what matter.
+
+Run: ``.venv/bin/python benchmarks/rollout.py``
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+logger = logging.getLogger("benchmarks.rollout")
+POLICY_TASK = "reach_plate"
+SCRIPTED_TASKS = ["reach_plate", "reach_dice", "reach_tool", "reach_item"]
+
+
+def _episodes_per_hour(run) -> tuple[float, int]:
+    start = time.perf_counter()
+    summary = run()
+    elapsed = time.perf_counter() - start
+    return 3600.0 * summary.ran / elapsed, summary.ran
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=2, help="episodes per task and setting")
+    parser.add_argument("--max-steps", type=int, default=120, help="cap on each episode's step budget")
+    parser.add_argument("--latency", type=int, default=3, help="simulated inference latency (steps) for async")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logger.setLevel(logging.INFO)
+
+    from bspatial.construction.demos import record_demos
+    from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.modeling.train import train
+
+    with tempfile.TemporaryDirectory(prefix="bspatial-rollout-bench-") as scratch:
+        root = Path(scratch)
+        record_demos(root / "demos", tasks=[POLICY_TASK], episodes_per_task=1)
+        train("tiny", str(root / "demos"), str(root / "policy"))
+        checkpoint = str(root / "policy" / "pretrained_model")
+
+        rates = {}
+        for name, latency in (("sync", 0), ("async", args.latency)):
+            rates[name] = _episodes_per_hour(lambda latency=latency, name=name: run_rollouts(
+                checkpoint, "held_out", [POLICY_TASK], root / f"policy-{name}", n_episodes=args.episodes,
+                max_steps=args.max_steps, latency_steps=latency))
+        logger.info("tiny policy, %d-step episodes: sync %.0f episodes/h, async (latency %d) %.0f episodes/h, "
+                    "async/sync %.2fx", args.max_steps, rates["sync"][0], args.latency, rates["async"][0],
+                    rates["async"][0] / rates["sync"][0])
+
+        workers = {}
+        for count in (1, 2):
+            workers[count] = _episodes_per_hour(lambda count=count: run_rollouts(
+                "scripted", "held_out", SCRIPTED_TASKS, root / f"scripted-{count}", n_episodes=args.episodes,
+                max_steps=args.max_steps, workers=count))
+        logger.info("scripted experts on %d tasks: 1 worker %.0f episodes/h, 2 workers %.0f episodes/h, ratio %.2fx",
+                    len(SCRIPTED_TASKS), workers[1][0], workers[2][0], workers[2][0] / workers[1][0])
+
+
+if __name__ == "__main__":
+    main()
