@@ -250,7 +250,9 @@ def _json(value):
 
 def builder_module(suite: str):
     """Import ``datasets/bspatial_<suite>/bspatial_<suite>.py`` by path (``datasets/`` is not a package)."""
-    path = Path(__file__).resolve().parents[2] / "datasets" / f"bspatial_{suite}" / f"bspatial_{suite}.py"
+    from bspatial.hub import data_root  # the checkout, or the wheel's share/ folder
+
+    path = data_root() / "datasets" / f"bspatial_{suite}" / f"bspatial_{suite}.py"
     spec = importlib.util.spec_from_file_location(f"bspatial_{suite}_builder", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # datasets re-imports the builder's module by name

@@ -198,6 +198,16 @@ def _masks(value: Any, owner: str, field_name: str, image_size: tuple[int, int])
     return masks
 
 
+def _header_json(region: Any) -> dict[str, Any]:
+    """The fields every region spec starts with (``to_dict`` of each kind)."""
+    return {"kind": region.kind, "task": region.task, "image_size": list(region.image_size)}
+
+
+def _camera_json(region: Any) -> dict[str, Any]:
+    """The camera of a placement region spec (intrinsics and OpenCV camera-to-world)."""
+    return {"K": [list(r) for r in region.K], "T_world_cam": [list(r) for r in region.T_world_cam]}
+
+
 def _set(obj: Any, **values: Any) -> None:
     for name, value in values.items():
         object.__setattr__(obj, name, value)  # frozen dataclasses normalise in __post_init__
@@ -322,9 +332,7 @@ class ReachRegion:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind,
-            "task": self.task,
-            "image_size": list(self.image_size),
+            **_header_json(self),
             "targets": [m.to_json() for m in self.targets],
             "distractors": [m.to_json() for m in self.distractors],
         }
@@ -432,11 +440,8 @@ class DirectionalPlacementRegion:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind,
-            "task": self.task,
-            "image_size": list(self.image_size),
-            "K": [list(r) for r in self.K],
-            "T_world_cam": [list(r) for r in self.T_world_cam],
+            **_header_json(self),
+            **_camera_json(self),
             "countertop": self.countertop.to_json(),
             "reference_center": list(self.reference_center),
             "robot_right": list(self.robot_right),
@@ -532,11 +537,8 @@ class ContainerPlacementRegion:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind,
-            "task": self.task,
-            "image_size": list(self.image_size),
-            "K": [list(r) for r in self.K],
-            "T_world_cam": [list(r) for r in self.T_world_cam],
+            **_header_json(self),
+            **_camera_json(self),
             "container": self.container.to_json(),
             "compartments": [list(b) for b in self.compartments],
             "instructed_compartment": self.instructed_compartment,

@@ -140,3 +140,13 @@ def test_refuses_to_overwrite_and_unknown_preset(built):
         build("tiny", built, SEED)
     with pytest.raises(ValueError, match="preset must be one of"):
         build("huge", built.parent / "x", SEED)
+
+
+def test_ir_builder_configs_follow_the_task_table():
+    # The builder module stays self-contained (it ships to the Hub), so its task list is a copy.
+    from bspatial.construction.build import builder_module
+    from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS
+
+    ir = builder_module("ir")
+    assert tuple(ir.TASKS) == tuple(MANIPULATION_EVAL_TASKS)
+    assert [c.name for c in ir.BspatialIR.BUILDER_CONFIGS] == ["all", *MANIPULATION_EVAL_TASKS]
