@@ -68,7 +68,7 @@ def _register_subsystem_commands() -> None:
     from bspatial.construction.cli import build_command
     from bspatial.construction.demos_cli import demos_command
     from bspatial.evaluation.rollout.cli import rollout
-    from bspatial.sim.cli import sim_tasks, sim_view
+    from bspatial.sim.cli import sim_calibrate_budgets, sim_tasks, sim_view
 
     app.command("build")(build_command)
     app.command("demos")(demos_command)
@@ -77,6 +77,7 @@ def _register_subsystem_commands() -> None:
     app.command("report")(report)
     sim_app.command("tasks")(sim_tasks)
     sim_app.command("view")(sim_view)
+    sim_app.command("calibrate-budgets")(sim_calibrate_budgets)
 
 
 _register_subsystem_commands()

@@ -40,6 +40,21 @@ def sim_tasks() -> None:
         typer.echo(f"    variants: {', '.join(task.variants) or '(none)'}")
 
 
+def sim_calibrate_budgets(
+    tasks: str = typer.Option("", "--tasks", help="comma-separated task names (default: all 25)"),
+    seeds: int = typer.Option(20, "--seeds", help="expert episodes per instruction variant"),
+    out: Optional[Path] = typer.Option(None, "--out", help="budget file (default: the packaged one)"),
+) -> Path:
+    """Recalibrate the per-task step budgets from scripted-expert demonstration lengths."""
+    from bspatial.tasks import budgets
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    data = budgets.calibrate([t for t in tasks.split(",") if t] or None, seeds=seeds)
+    path = budgets.write_budgets(data, out or budgets.BUDGET_FILE)
+    typer.echo(f"wrote {path}")
+    return path
+
+
 def _palette(n: int) -> np.ndarray:
     rng = np.random.default_rng(12345)
     return rng.integers(40, 255, (n + 1, 3)).astype(np.uint8)

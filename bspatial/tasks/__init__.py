@@ -16,8 +16,9 @@ import importlib
 
 _EXPORTS = {
     "registry": ("get_task", "task_names", "sample_instance", "REGISTRY"),
+    "budgets": ("step_budget",),
     "base": ("Task", "TaskInstance", "PlacementGoal", "Layout", "LayoutRejected", "MIN_CANDIDATE_PIXELS",
-             "MAX_LAYOUT_ATTEMPTS", "PROVISIONAL_STEP_BUDGETS", "check_visible", "candidate_pixels"),
+             "MAX_LAYOUT_ATTEMPTS", "check_visible", "candidate_pixels"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)

@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Callable, Literal, Mapping
 
 import numpy as np
@@ -40,15 +39,6 @@ MIN_CANDIDATE_PIXELS = 40
 """Visibility: every candidate (and the manipulated object) covers at least this many pixels of the
 224x224 head frame's segmentation. Implementation choice in the spirit of the paper's visibility
 filters (Appendix 11: pixel thresholds); a 6 cm die 1.2 m away covers about 100."""
-
-# Provisional per-task step budgets at 30 Hz control until the scripted experts exist; then the
-# budgets are recalibrated from demonstration lengths (Sec. 4.3: budgets follow demonstration horizons).
-PROVISIONAL_STEP_BUDGETS: Mapping[str, int] = MappingProxyType({
-    "reach": 450,                    # 15 s: reach an object on furniture in front of the robot
-    "reach_base_proximity": 600,     # 20 s: the soda task needs base motion towards the floor can
-    "directional_placement": 750,    # 25 s: grasp, carry, place
-    "container_placement": 900,      # 30 s: grasp, carry into a shelf layer, release
-})
 
 PlacementKind = Literal["countertop_side", "container_compartment"]
 
@@ -95,7 +85,7 @@ class TaskInstance:
         reference: the reference object of a distance or direction relation, else None.
         placement: the instructed goal region (placement tasks), else None.
         countertop / container: scoring geometry for the trace (placement tasks), else None.
-        step_budget: control steps (30 Hz) allowed (provisional, see :data:`PROVISIONAL_STEP_BUDGETS`).
+        step_budget: control steps (30 Hz) allowed (:func:`bspatial.tasks.budgets.step_budget`).
         measurements: the per-candidate quantity that decided the target (longest dimension, distance
             to the reference, projection on the robot-right axis, grid cell...), for logs and checks.
         margin: the decisive relative gap (size / distance) or absolute gap in metres (ordinal).
@@ -156,7 +146,7 @@ class Task:
     Attributes:
         spec: the Table S2 row (variants, family, example instruction).
         generator: ``(spec, variant, rng) -> Layout``; raises :class:`LayoutRejected` for a bad draw.
-        step_budget: control steps per episode (provisional until calibrated from demonstrations).
+        step_budget: control steps per episode (calibrated from demonstrations: :mod:`bspatial.tasks.budgets`).
     """
 
     spec: TaskSpec

@@ -235,3 +235,22 @@ def run_episode(backend, instance: TaskInstance, policy: Policy, *, split: str =
             break
     trace = recorder.trace(split)
     return EpisodeResult(trace, outcome_from_trace(trace) if trace is not None else None, status, steps, message)
+
+
+def load_instance(backend, task: str, variant: str, seed: int) -> TaskInstance:
+    """Sample ``task``'s instance for ``variant`` and ``seed`` and load it into ``backend``.
+
+    Navigation instances come from :func:`bspatial.tasks.navigation.sample_validated_instance` (the
+    spawn passes the physical settling checks); manipulation ones from
+    :func:`bspatial.tasks.registry.sample_instance`.
+    """
+    from bspatial.tasks.registry import NAVIGATION_REGISTRY, canonical_task_name, sample_instance
+
+    if canonical_task_name(task) in NAVIGATION_REGISTRY:
+        from bspatial.tasks.navigation import sample_validated_instance
+
+        instance, _ = sample_validated_instance(backend, canonical_task_name(task), seed)
+        return instance
+    instance = sample_instance(task, variant, seed)
+    backend.load(instance.scene)
+    return instance

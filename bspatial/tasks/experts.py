@@ -45,6 +45,7 @@ import numpy as np
 from bspatial.sim import robot as robot_mod
 from bspatial.sim.backend import ACTION_SLICES
 from bspatial.tasks.base import TaskInstance
+from bspatial.tasks.nav_expert import NavigationExpert
 
 CONTROL_HZ = 30.0
 BASE_SPEED_M_S = 0.4            # cruise speed of the scripted base (BASE_MAX_SPEED is 1.0)
@@ -513,7 +514,8 @@ class ContainerPlacementExpert(PlacementExpert):
 
 
 EXPERTS = {"reach": ReachExpert, "reach_base_proximity": ReachExpert,
-           "directional_placement": DirectionalPlacementExpert, "container_placement": ContainerPlacementExpert}
+           "directional_placement": DirectionalPlacementExpert, "container_placement": ContainerPlacementExpert,
+           "navigation": NavigationExpert}
 
 
 def make_expert(backend, instance: TaskInstance) -> ScriptedExpert:

@@ -45,10 +45,7 @@ from bspatial.scoring.task_specs import TASKS, TaskSpec
 from bspatial.sim.floorplans import FloorPlan, get_floorplan
 from bspatial.sim.spec import RobotSpawn
 from bspatial.tasks.base import Layout, LayoutRejected, Task, TaskInstance
-
-NAV_STEP_BUDGET = 1200
-"""Control steps (40 s at 30 Hz) per navigation episode. Provisional: the longest expert route (about
-16 m with turns, ~30 s at the expert's 0.6 m/s) plus a third; recalibrate from demonstrations."""
+from bspatial.tasks.budgets import step_budget
 
 REGION_MARGIN_M = 0.30
 """Region entry: the base centre must be this far inside the room's walls (the base's half length, so
@@ -260,7 +257,7 @@ def build_navigation_task(name: str) -> NavigationTask:
     """The navigation task ``name`` (canonical Table S2 name)."""
     if name not in NAV_TASKS:
         raise ValueError(f"unknown navigation task {name!r}; known navigation tasks: {', '.join(NAV_TASKS)}")
-    return NavigationTask(spec=TASKS[name], generator=_generate, step_budget=NAV_STEP_BUDGET)
+    return NavigationTask(spec=TASKS[name], generator=_generate, step_budget=step_budget(name))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 
 from bspatial.scoring.task_specs import MANIPULATION_TASKS, NAVIGATION_TASKS, TASKS, canonical_task_name
-from bspatial.tasks.base import PROVISIONAL_STEP_BUDGETS, Generator, Task, TaskInstance
+from bspatial.tasks.base import Generator, Task, TaskInstance
+from bspatial.tasks.budgets import step_budget
 from bspatial.tasks import navigation
 from bspatial.tasks.manipulation import placement, reach_distance, reach_ordinal_locate, reach_size
 
@@ -33,7 +34,7 @@ from bspatial.tasks.manipulation import placement, reach_distance, reach_ordinal
 def _builder(name: str, generator: Generator) -> Callable[[], Task]:
     def build() -> Task:
         spec = TASKS[name]
-        return Task(spec=spec, generator=generator, step_budget=PROVISIONAL_STEP_BUDGETS[spec.family])
+        return Task(spec=spec, generator=generator, step_budget=step_budget(name))
     build.__name__ = f"build_{name}"
     return build
 

@@ -11,6 +11,7 @@ from bspatial.sim.floorplans import FLOORPLANS, ROBOT_RADIUS_M, get_floorplan
 from bspatial.sim.spec import RobotSpawn, check_category
 from bspatial.tasks import get_task
 from bspatial.tasks import navigation as nav
+from bspatial.tasks.budgets import step_budget
 from bspatial.tasks.episode import run_episode
 from bspatial.tasks.nav_expert import GOAL_MARGIN_M, NavigationExpert, astar
 
@@ -46,7 +47,7 @@ def test_tasks_are_registered_with_table_s2_wording_and_s11_scenes():
         inst = task.sample("", np.random.default_rng(0), seed=0)
         assert inst.instruction == TASKS[name].example_instruction
         assert get_floorplan(nav.NAV_TASKS[name].plan).title == TABLE_S11_SCENES[name]
-        assert inst.family == "navigation" and inst.step_budget == nav.NAV_STEP_BUDGET
+        assert inst.family == "navigation" and inst.step_budget == step_budget(name)
     assert get_task("move_to_table.near.sofa").name == "move_to_table_near_sofa"
 
 

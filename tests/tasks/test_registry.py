@@ -1,10 +1,13 @@
 """Registry contract, variants, instruction wording and the retry budget."""
 
+import json
+
 import numpy as np
 import pytest
 
-from bspatial.scoring.task_specs import MANIPULATION_TASKS, TASKS
+from bspatial.scoring.task_specs import MANIPULATION_TASKS, NAVIGATION_TASKS, TASKS
 from bspatial.tasks import base, registry
+from bspatial.tasks.budgets import BUDGET_FILE
 from bspatial.tasks.registry import get_task, make_registry, sample_instance, task_names
 
 
@@ -68,7 +71,7 @@ def test_sampling_is_deterministic_in_the_seed():
     assert [o.pose.position for o in a.scene.objects] == [o.pose.position for o in b.scene.objects]
 
 
-def test_budgets_are_documented_and_positive():
-    for name in task_names():
-        task = get_task(name)
-        assert task.step_budget == base.PROVISIONAL_STEP_BUDGETS[task.spec.family] > 0
+def test_budgets_come_from_the_calibration_file():
+    calibrated = json.loads(BUDGET_FILE.read_text())["tasks"]
+    for name in (*task_names(), *NAVIGATION_TASKS):
+        assert get_task(name).step_budget == calibrated[name]["budget"] > 0

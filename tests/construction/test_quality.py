@@ -1,0 +1,83 @@
+"""The data-quality report: leaky and balanced synthetic suites, and the records of a real build."""
+
+import numpy as np
+import pytest
+
+from bspatial.construction.quality import LETTERS, BlindBaseline, blind_predictions, quality_report
+
+SPACE = ["left", "right", "front", "behind", "above", "below"]
+
+
+def _balanced(n: int, seed: int = 0) -> list[dict]:
+    """Answers uniform over a 6-value space, options shuffled, question text independent of the answer."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        options = list(rng.choice(SPACE, 4, replace=False))
+        rows.append({"id": f"b{i}", "category": "direction", "frames": [f"frame{i}"],
+                     "question": f"Where is the {rng.choice(['cup', 'bowl', 'plate'])} relative to the box?",
+                     "options": options, "answer": LETTERS[int(rng.integers(4))]})
+    return rows
+
+
+def test_balanced_suite_passes_and_is_near_chance():
+    report = quality_report(_balanced(400))
+    (row,) = report.rows
+    assert report.ok, report.to_markdown()
+    assert row.n == 400 and row.chance_pct == 25.0
+    assert abs(row.blind_pct - 25.0) < 8.0
+    assert row.top_share_pct < 30.0
+
+
+def test_answer_position_leak_is_caught():
+    rows = _balanced(200)
+    for r in rows:
+        r["answer"] = "B"          # the template always puts the answer second
+    row = quality_report(rows).rows[0]
+    assert row.blind_pct > 90.0 and not row.blind_ok
+
+
+def test_question_word_leak_is_caught_by_the_pair_features():
+    # "closest" questions always answer 'left', "farthest" ones 'right', at shuffled positions: only the
+    # (question word, option text) pairs reveal the answer.
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(300):
+        word = ["closest", "farthest"][i % 2]
+        answer_text = "left" if word == "closest" else "right"
+        options = [answer_text] + list(rng.choice([s for s in SPACE if s not in ("left", "right")], 3, replace=False))
+        order = rng.permutation(4)
+        options = [options[j] for j in order]
+        rows.append({"id": f"q{i}", "category": "distance", "frames": [f"f{i}"], "question": f"Which side is {word}?",
+                     "options": options, "answer": LETTERS[options.index(answer_text)]})
+    preds = blind_predictions(rows)
+    accuracy = np.mean([p == r["answer"] for p, r in zip(preds, rows)])
+    assert accuracy > 0.9
+    row = quality_report(rows).rows[0]
+    assert not row.blind_ok and not row.answer_ok  # 50% 'left' is also above the 40% share
+
+
+def test_small_categories_are_not_failed_on_noise():
+    rows = _balanced(2)
+    for r in rows:
+        r["answer"] = "A"
+        r["options"][0] = "top"
+    row = quality_report(rows).rows[0]
+    assert row.top_share_pct == 100.0 and row.answer_ok   # 2 of 2: the Wilson interval still reaches 40%
+    rows = _balanced(20)
+    for r in rows:
+        r["answer"] = "A"
+        r["options"][0] = "top"
+    assert not quality_report(rows).rows[0].answer_ok     # 20 of 20: it does not
+
+
+def test_bad_answer_letter_names_the_record():
+    rows = _balanced(4)
+    rows[2]["answer"] = "E"
+    with pytest.raises(ValueError, match="record 'b2': answer must be one of .*got 'E'"):
+        quality_report(rows)
+
+
+def test_baseline_unseen_features_fall_back_to_the_first_option_only_on_exact_ties():
+    model = BlindBaseline().fit([])
+    assert model.predict({"category": "size", "question": "q", "options": ["a", "b", "c", "d"]}) == "A"
