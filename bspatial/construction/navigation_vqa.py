@@ -1,0 +1,166 @@
+"""Task-grounded navigation VQA: where is the destination, relative to the robot's current view?
+
+Appendix 11 ("Navigation context") and Appendix 15.1 ("Task-grounded navigation"): a question shows
+the environment's curated **context tour** (ordered head frames recorded along a traversal,
+:func:`bspatial.tasks.navigation.tour_poses`) followed by the robot's **current view**, and asks in
+which quadrant (front-left / front-right / back-left / back-right, robot-centric and top-down) the
+task's destination lies. The answer is computed from simulator state: the destination point
+(:func:`bspatial.tasks.navigation.destination_point`: the object's footprint centre or the room's
+centre) in the robot's base frame at the current pose.
+
+Current poses are drawn along the scripted expert's route from a validated spawn (where a navigation
+policy actually is during an episode): a random point of the A* route, heading along the route plus
+a random turn. A pose is kept when the goal criterion does not hold there, the destination is at
+least :data:`MIN_TARGET_DISTANCE_M` away, and its bearing is at least :data:`MIN_AXIS_ANGLE_DEG` from
+the front/back and left/right axes (a relation margin: no question sits on a quadrant boundary).
+Questions are balanced over the four quadrants as far as the drawn poses allow (round robin over
+quadrants), so no answer value dominates a task.
+
+Implementation choices (the paper gives no number): the tour is subsampled evenly to
+:data:`CONTEXT_FRAMES` frames (in order, first and last kept) at :data:`NAV_FRAME_SIZE` pixels, and
+frames are stored as JPEG (:data:`JPEG_QUALITY`) because every question repeats its scene's tour.
+
+Example:
+    >>> quadrant((0.0, 0.0, 0.0), (1.0, 2.0))
+    'front-left'
+    >>> quadrant((0.0, 0.0, 3.14159), (1.0, 2.0))   # facing -x: the point is behind and to the right
+    'back-right'
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+QUADRANTS: tuple[str, ...] = ("front-left", "front-right", "back-left", "back-right")
+"""Appendix 15.1: "answer with the quadrant the target lies in"; Table S1's multi-frame relations."""
+MIN_AXIS_ANGLE_DEG = 15.0
+"""Relation margin: the destination's bearing is at least this far from the robot's axes."""
+MIN_TARGET_DISTANCE_M = 1.0
+"""The destination is at least this far from the base (closer, "front-left" of a 2 m table is moot)."""
+CONTEXT_FRAMES = 12
+"""Tour frames shown before the current view (evenly subsampled, in traversal order)."""
+NAV_FRAME_SIZE = 320
+"""Pixels (square) of the context and current frames."""
+JPEG_QUALITY = 90
+MAX_TURN_RAD = math.pi / 2
+"""Current heading = route heading + uniform(-MAX_TURN_RAD, MAX_TURN_RAD)."""
+SUBTYPE = "robot_relative"
+QUESTION = "Task: {instruction} Where is the {destination} relative to the robot?"
+
+
+def quadrant(base_pose: Sequence[float], point: Sequence[float]) -> str:
+    """The quadrant of ``point`` (world xy) in the frame of ``base_pose`` (x, y, yaw; x forward, y left)."""
+    x, y, yaw = (float(v) for v in base_pose)
+    dx, dy = float(point[0]) - x, float(point[1]) - y
+    forward = math.cos(yaw) * dx + math.sin(yaw) * dy
+    left = -math.sin(yaw) * dx + math.cos(yaw) * dy
+    return f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}"
+
+
+def axis_margin_deg(base_pose: Sequence[float], point: Sequence[float]) -> float:
+    """Angle (degrees) between the bearing of ``point`` and the nearest robot axis (0..45)."""
+    x, y, yaw = (float(v) for v in base_pose)
+    bearing = math.degrees(math.atan2(float(point[1]) - y, float(point[0]) - x) - yaw) % 90.0
+    return min(bearing, 90.0 - bearing)
+
+
+@dataclass(frozen=True)
+class NavQuestion:
+    """One task-grounded navigation question before rendering."""
+
+    task: str
+    seed: int
+    pose: tuple[float, float, float]
+    destination: str
+    question: str
+    options: tuple[str, ...]
+    answer: str          # letter
+    answer_text: str
+    margin_deg: float
+    distance_m: float
+
+
+def context_indices(n_tour: int, k: int = CONTEXT_FRAMES) -> list[int]:
+    """``k`` evenly spaced indices into a tour of ``n_tour`` frames, first and last included, ordered."""
+    if n_tour < 1:
+        raise ValueError(f"n_tour must be >= 1, got {n_tour}")
+    if n_tour <= k:
+        return list(range(n_tour))
+    return sorted({int(round(i * (n_tour - 1) / (k - 1))) for i in range(k)})
+
+
+def _route(backend, instance) -> np.ndarray:
+    """(N, 2) world points of the expert's A* route from the spawn, densified every 0.1 m."""
+    from bspatial.tasks.nav_expert import NavigationExpert
+
+    expert = NavigationExpert(backend, instance)
+    start = np.array([instance.robot.x, instance.robot.y])
+    pts = [start, *expert.plan(start)]
+    dense = [start]
+    for a, b in zip(pts, pts[1:]):
+        n = max(1, int(np.ceil(np.linalg.norm(b - a) / 0.1)))
+        dense += [a + (b - a) * (k / n) for k in range(1, n + 1)]
+    return np.array(dense)
+
+
+def draw_questions(backend, instance, n: int, rng: np.random.Generator, *, max_draws: int = 200) -> list[NavQuestion]:
+    """Up to ``n`` quadrant-balanced questions on the route of ``instance`` (a navigation instance)."""
+    from bspatial.tasks import navigation
+
+    route = _route(backend, instance)
+    target = navigation.destination_point(instance)
+    destination = navigation.NAV_TASKS[instance.task].destination
+    pools: dict[str, list[NavQuestion]] = {q: [] for q in QUADRANTS}
+    for _ in range(max_draws):
+        i = int(rng.integers(len(route)))
+        ahead = route[min(i + 3, len(route) - 1)] - route[max(i - 3, 0)]
+        yaw = math.atan2(ahead[1], ahead[0]) + float(rng.uniform(-MAX_TURN_RAD, MAX_TURN_RAD))
+        pose = (float(route[i][0]), float(route[i][1]), math.atan2(math.sin(yaw), math.cos(yaw)))
+        distance = float(np.hypot(target[0] - pose[0], target[1] - pose[1]))
+        margin = axis_margin_deg(pose, target)
+        if navigation.goal_reached(instance, pose) or distance < MIN_TARGET_DISTANCE_M or margin < MIN_AXIS_ANGLE_DEG:
+            continue
+        answer_text = quadrant(pose, target)
+        options = tuple(QUADRANTS[j] for j in rng.permutation(len(QUADRANTS)))
+        pools[answer_text].append(NavQuestion(
+            instance.task, int(instance.seed or 0), pose, destination,
+            QUESTION.format(instruction=instance.instruction, destination=destination), options,
+            "ABCD"[options.index(answer_text)], answer_text, margin, distance))
+    chosen: list[NavQuestion] = []
+    order = [q for q in QUADRANTS if pools[q]]
+    while len(chosen) < n and any(pools[q] for q in order):
+        for q in order:
+            if pools[q] and len(chosen) < n:
+                chosen.append(pools[q].pop(0))
+    return chosen
+
+
+def render_at(backend, pose: Sequence[float], *, size: int = NAV_FRAME_SIZE) -> np.ndarray:
+    """The head camera's RGB with the base teleported (kinematically) to ``pose``; MuJoCo only."""
+    import mujoco
+
+    qadr = backend.robot.qpos(backend.robot.base_joints)
+    backend.data.qpos[qadr] = pose
+    mujoco.mj_forward(backend.model, backend.data)
+    return backend.render("head", width=size, height=size).rgb
+
+
+def jpeg_bytes(rgb: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(rgb).save(buffer, format="JPEG", quality=quality)
+    return buffer.getvalue()
+
+
+def context_tour(backend, instance, *, size: int = NAV_FRAME_SIZE) -> list[np.ndarray]:
+    """The environment's context frames (:func:`context_indices` of the full tour), as RGB arrays."""
+    from bspatial.tasks import navigation
+
+    frames = navigation.render_tour(backend, navigation.plan_of(instance), size=size)
+    return [frames[i].rgb for i in context_indices(len(frames))]
