@@ -1,0 +1,87 @@
+"""Failure-mode labels on hand-built traces of every family."""
+
+import numpy as np
+import pytest
+
+from bspatial.scoring.failure_modes import FAILURE_MODES, failure_mode_counts, primary_failure_mode
+from bspatial.scoring.trace import ContainerGeometry, CountertopGeometry, EpisodeTrace
+
+HEADER = {"split": "held_out", "variant": "v", "instruction": "do it", "seed": 1, "step_budget": 50}
+CANDS = [[1.0, 0.0, 1.0], [1.0, 0.5, 1.0]]          # target 0, distractor 1
+PARKED = [5.0, 5.0, 1.0]
+
+
+def reach(path, contacts=(), task="reach_tool"):
+    path = np.asarray(path, float)
+    eef = np.stack([path, np.tile(PARKED, (len(path), 1))], axis=1)
+    touch = np.zeros((len(path), 2), bool)
+    for step, k in contacts:
+        touch[step, k] = True
+    return EpisodeTrace(task=task, **HEADER, eef_positions=eef, candidate_names=("a", "b"), instructed_candidate=0,
+                        candidate_positions=np.tile(CANDS, (len(path), 1, 1)), eef_contacts=touch)
+
+
+def test_reach_labels():
+    assert primary_failure_mode(reach([[0, 0, 1], [0.95, 0, 1]], [(1, 0)])) == "success"
+    assert primary_failure_mode(reach([[0, 0, 1], [0.95, 0.5, 1]], [(1, 1)])) == "wrong_object"
+    # No contact, closest approach to the distractor: heading for the wrong object.
+    assert primary_failure_mode(reach([[0, 0, 1], [0.8, 0.5, 1]])) == "wrong_object"
+    # No contact, closest approach to the target: the right object, not completed.
+    assert primary_failure_mode(reach([[0, 0, 1], [0.8, 0.0, 1]])) == "execution_failure"
+    # Jitter below the threshold is no action, even when it happens to be closer to a candidate.
+    assert primary_failure_mode(reach([[0, 0, 1], [0.02, 0.01, 1], [0.0, 0.02, 1]])) == "no_action"
+
+
+COUNTER = CountertopGeometry(plane_height=0.9, polygon=[[-1, -1], [1, -1], [1, 1], [-1, 1]],
+                             reference_center=[0.0, 0.0], right_axis=[0.0, -1.0], instructed_side="right")
+
+
+def placement(final_xy, *, moved=True, held_at_end=False, final_z=0.92):
+    start = [0.5, 0.5, 0.92]
+    path = [start, [0.4, 0.4, 1.1], [*final_xy, final_z]] if moved else [start] * 3
+    held = [False, True, held_at_end] if moved else [False] * 3
+    return EpisodeTrace(task="place_carving_knife", **HEADER, object_positions=path, object_held=held,
+                        countertop=COUNTER)
+
+
+def test_directional_placement_labels():
+    assert primary_failure_mode(placement([0.0, -0.4])) == "success"              # right of the reference
+    assert primary_failure_mode(placement([0.0, 0.4])) == "wrong_relation"        # opposite side
+    assert primary_failure_mode(placement([0.05, 0.0])) == "wrong_relation"       # on the reference
+    assert primary_failure_mode(placement([0.0, 0.4], final_z=0.02)) == "execution_failure"  # floor drop
+    assert primary_failure_mode(placement([0.0, 0.4], held_at_end=True)) == "execution_failure"
+    assert primary_failure_mode(placement([0, 0], moved=False)) == "no_action"
+
+
+def test_container_labels():
+    container = ContainerGeometry(footprint=[[2, -0.5], [3, -0.5], [3, 0.5], [2, 0.5]],
+                                  compartment_bands=[[0.1, 0.3], [0.4, 0.6]], instructed_compartment=1)
+
+    def trace(final):
+        return EpisodeTrace(task="place_bowl_in_cabinet", **HEADER, object_positions=[[1, 0, 0.8], [2.5, 0, 0.9], final],
+                            object_held=[False, True, False], container=container)
+
+    assert primary_failure_mode(trace([2.5, 0, 0.5])) == "success"
+    assert primary_failure_mode(trace([2.5, 0, 0.2])) == "wrong_relation"
+    assert primary_failure_mode(trace([1.5, 0, 0.02])) == "execution_failure"
+
+
+def test_navigation_and_counts():
+    moving = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0.0]])
+    still = np.zeros((3, 3))
+    nav = [EpisodeTrace(task="move_to_bar", **HEADER, base_poses=b, nav_success=s)
+           for b, s in ((moving, True), (moving, False), (still, False))]
+    assert [primary_failure_mode(t) for t in nav] == ["success", "execution_failure", "no_action"]
+    counts = failure_mode_counts(nav)
+    assert list(counts) == list(FAILURE_MODES)
+    assert counts == {"success": 1, "no_action": 1, "wrong_object": 0, "wrong_relation": 0, "execution_failure": 1}
+
+
+@pytest.mark.parametrize("bad", ["wrongish"])
+def test_an_outcome_passed_in_is_used(bad):
+    from bspatial.scoring.action import EpisodeOutcome
+
+    trace = reach([[0, 0, 1], [0.8, 0.0, 1]])
+    assert primary_failure_mode(trace, EpisodeOutcome("correct", False, "contact_target")) == "success"
+    with pytest.raises(ValueError, match=f"outcome must be one of .*got '{bad}'"):
+        EpisodeOutcome(bad, False, "x")
