@@ -99,3 +99,8 @@ def failure_mode_counts(traces: Sequence[EpisodeTrace]) -> dict[FailureMode, int
     """How many episodes carry each label (every label present, zeros included)."""
     counts = Counter(primary_failure_mode(t) for t in traces)
     return {mode: counts.get(mode, 0) for mode in FAILURE_MODES}
+
+
+def no_intervention_success(trace: EpisodeTrace) -> bool:
+    """Spa-Bench's no-intervention rule: the goal already held, so success is not acting at all."""
+    return not acted(trace)
