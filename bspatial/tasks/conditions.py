@@ -15,7 +15,10 @@ otherwise:
   :data:`PARAPHRASES`, checked to change the text);
 * ``no_intervention``: placement tasks only: the manipulated object already rests at the goal, so
   the right behaviour is to leave it (Spa-Bench: "withholding arm and gripper motion when a goal
-  already holds"); scored by :func:`no_intervention_success`.
+  already holds"); scored by :func:`bspatial.scoring.failure_modes.no_intervention_success`.
+
+ID vs OOD is a split rather than a condition: :data:`WITHHELD_CELLS` names, per task, the variants
+whose concept-argument pairing is withheld from training.
 
 Example:
     >>> paraphrase("Reach the largest plate from the countertop.")
@@ -53,6 +56,44 @@ PARAPHRASES: tuple[tuple[str, str], ...] = (
     (r"\bto the right of\b", "on the right side of"),
     (r"\bcountertop\b", "counter"),
 )
+
+
+WITHHELD_CELLS: dict[str, tuple[str, ...]] = {
+    # Spa-Bench's ID / OOD protocol (Sec. III.C): a withheld cell pairs a concept with an argument
+    # that each appear in training, only never together. Our variants are such pairs where they
+    # compose: "<ordinal> <extreme>" (2nd + smallest), "<relation>/<reference>" (farthest + wall),
+    # "<row>x<column>" (3 + 2), "<side>/<reference>". Demonstrations for an ID / OOD study skip these
+    # variants; OOD episodes use only them, ID episodes only the others.
+    "reach_food_item": ("2nd smallest",),
+    "reach_item": ("2nd smallest",),
+    "reach_plate": ("2nd smallest",),
+    "reach_toys": ("2nd smallest",),
+    "reach_dice": ("farthest/wall",),
+    "reach_paperback_book": ("farthest/pencil case",),
+    "reach_pizza_plate": ("farthest/white chair",),
+    "reach_soda_can": ("farthest/bottom cabinet",),
+    "reach_storage_box": ("farthest/bottom cabinet",),
+    "reach_tool": ("2nd rightmost",),
+    "reach_hardback": ("3x2",),
+    "place_carving_knife": ("right/frying pan",),
+    "place_saucer": ("right/coffee bottle",),
+    # Layer numbers do not decompose into a concept and an argument: no withheld cell, no OOD study.
+    "place_tupperware_in_fridge": (),
+    "place_bowl_in_cabinet": (),
+}
+
+
+def withheld_variants(task: str) -> tuple[str, ...]:
+    """The OOD cells of ``task`` (empty when its variants do not decompose); unknown tasks raise."""
+    if task not in WITHHELD_CELLS:
+        raise ValueError(f"unknown task {task!r}; tasks with ID / OOD cells: {', '.join(WITHHELD_CELLS)}")
+    return WITHHELD_CELLS[task]
+
+
+def in_distribution_variants(task: str, variants: tuple[str, ...]) -> tuple[str, ...]:
+    """``variants`` without the withheld cells (what ID training and ID episodes use)."""
+    withheld = set(withheld_variants(task))
+    return tuple(v for v in variants if v not in withheld)
 
 
 class NotApplicable(ValueError):

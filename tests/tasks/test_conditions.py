@@ -71,3 +71,22 @@ def test_no_intervention_scene_starts_in_the_goal_and_holding_still_succeeds(sim
         low, high = inst.container.compartment_bands[inst.container.instructed_compartment]
         assert low <= final[2] <= high
     assert no_intervention_success(result.trace)
+
+
+def test_withheld_cells_are_variants_whose_components_stay_in_training():
+    import re
+
+    assert set(cond.WITHHELD_CELLS) == set(task_names())
+    for name in task_names():
+        variants = get_task(name).variants
+        withheld = cond.withheld_variants(name)
+        assert set(withheld) <= set(variants)
+        kept = cond.in_distribution_variants(name, variants)
+        assert len(kept) + len(withheld) == len(variants)
+        for cell in withheld:
+            # Split the cell into its concept and argument; each appears in some ID variant.
+            parts = re.split(r"/|x| ", cell)
+            for part in parts:
+                assert any(part in v.replace("x", " ").replace("/", " ").split() for v in kept), (name, cell, part)
+    with pytest.raises(ValueError, match="unknown task 'reach_moon'"):
+        cond.withheld_variants("reach_moon")
