@@ -4,6 +4,7 @@
   the image, take its integer midpoint, scale to the 224 x 224 policy image and round;
 * dot IR: on the head image resized to 224 x 224, a filled RGB (255, 51, 51) disc of radius 4 with a
   1-pixel white outline at the target; no valid target -> the image without a marker;
+* first-frame anchor: the dot IR of the episode's first observation, held fixed for the episode;
 * attention-map IR: a unit-peak Gaussian ``H`` on the 224 grid, ``q = round(255 H)``, mapped through
   a 256-entry analytic jet LUT sampled over [0, 0.875] (background (0, 0, 128), peak (255, 0, 0));
   no valid target -> a uniform (0, 0, 128) image.
@@ -138,6 +139,52 @@ def render_dot_ir(head_image: np.ndarray, target: tuple[int, int] | None, radius
     return image
 
 
+def target_or_none(xy) -> tuple[int, int] | None:
+    """An ``observation.ir_target`` value ``(x, y)`` as an integer pixel, or None when it is NaN.
+
+    The dataset stores "no valid projection" as NaN (``construction.demos``); rounding is half up,
+    as everywhere in this module (targets written by :func:`target_pixel` are integers already).
+
+    Example:
+        >>> target_or_none([100.0, 50.0]), target_or_none([float("nan")] * 2), target_or_none(None)
+        ((100, 50), None, None)
+    """
+    if xy is None:
+        return None
+    values = np.asarray(xy, dtype=np.float64).reshape(-1)
+    if values.shape != (2,):
+        raise ValueError(f"an IR target must be (x, y), got shape {np.shape(xy)}: {xy!r}")
+    if np.isnan(values).any():
+        return None
+    x, y = _round_half_up(values).tolist()
+    return int(x), int(y)
+
+
+def render_first_frame_anchor(first_head_image: np.ndarray, first_target) -> np.ndarray:
+    """First-frame anchor: the episode's FIRST head frame, dot-marked at the first frame's target.
+
+    Appendix 13.3, "Temporal conditioning": the anchor variant "retains the initial dot-marked head
+    image and supplies this fixed image throughout the episode as a fifth input". It is exactly the
+    dot IR of the first observation (same rendering parameters), so training (first frame of the
+    demonstration) and rollout (first observation of the episode) build it with this one function
+    and hold it fixed for the episode.
+
+    Args:
+        first_head_image: ``(H, W, 3)`` uint8 head frame of the episode's first step.
+        first_target: that frame's oracle target ``(x, y)`` on the 224 grid (``observation.ir_target``),
+            NaN or None when the box had no valid projection (-> the frame without a marker).
+
+    Returns:
+        ``(224, 224, 3)`` uint8.
+
+    Example:
+        >>> anchor = render_first_frame_anchor(np.zeros((224, 224, 3), np.uint8), [100.0, 50.0])
+        >>> anchor[50, 100].tolist()
+        [255, 51, 51]
+    """
+    return render_dot_ir(first_head_image, target_or_none(first_target))
+
+
 def jet_lut(size: int = JET_LUT_SIZE, sample_max: float = JET_SAMPLE_MAX) -> np.ndarray:
     """The analytic jet colormap sampled at ``sample_max * i / (size - 1)``, as ``(size, 3)`` uint8.
 
@@ -177,5 +224,5 @@ def render_attention_map_ir(target: tuple[int, int] | None, size: int = IR_IMAGE
 __all__ = [
     "ATTN_BACKGROUND", "ATTN_SIGMA", "DOT_COLOR", "DOT_RADIUS", "IR_IMAGE_SIZE", "JET_SAMPLE_MAX",
     "box_corners", "gaussian_map", "jet_lut", "project_points", "render_attention_map_ir", "render_dot_ir",
-    "resize_to_policy", "target_pixel",
+    "render_first_frame_anchor", "resize_to_policy", "target_or_none", "target_pixel",
 ]

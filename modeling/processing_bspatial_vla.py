@@ -5,7 +5,9 @@ Order of ``__call__`` (each step is a method below; the order matters where note
 
 0. ``render_ir``          IR variants: draw ``observation.images.ir`` from ``observation.ir_target`` when
                           the batch has the target instead of the image (Appendix 13.3, ir_rendering.py)
-1. ``collect_images``     images in ``image_names`` order (cameras, then IR, then anchor), uint8 only
+1. ``collect_images``     images in ``image_names`` order (cameras, then IR, then anchor), uint8 only;
+                          the anchor arrives ready-made in ``observation.images.anchor`` (it is one
+                          image per episode, see ``ANCHOR_IMAGE_KEY``)
 2. ``normalize_state``    quantile-normalise ``observation.state`` to [-1, 1] with the dataset q01/q99
 3. ``discretize_state``   normalised state -> ``state_num_bins`` integer bins (needs step 2 first)
 4. ``build_prompts``      image placeholders + ``Task: ..., State: ...;\\nAction: `` (openpi pi0.5 text)
@@ -29,7 +31,7 @@ from transformers import BatchFeature
 from transformers.processing_utils import ProcessorMixin
 
 # `from .x import y` form only: transformers copies a checkpoint's code files by scanning for it.
-from .ir_rendering import render_attention_map_ir, render_dot_ir
+from .ir_rendering import render_attention_map_ir, render_dot_ir, target_or_none
 
 # LeRobot feature keys (DESIGN §4, BEHAVIOR's names).
 STATE_KEY = "observation.state"
@@ -40,6 +42,10 @@ CAMERA_KEY_PREFIX = "observation.images.rgb."
 # IR images (Appendix 13.3) are not recorded by the simulator: the IR renderer adds them per frame.
 EXTRA_IMAGE_KEY_PREFIX = "observation.images."
 IR_IMAGE_KEY = EXTRA_IMAGE_KEY_PREFIX + "ir"
+# First-frame anchor (Appendix 13.3): constant within an episode, so it is built once per episode by
+# the caller (training: training_data.FirstFrameAnchorDataset; rollout: ir_rendering.render_first_frame_anchor
+# on the first observation), never per frame here.
+ANCHOR_IMAGE_KEY = EXTRA_IMAGE_KEY_PREFIX + "anchor"
 # Oracle IR target per frame: (x, y) on the 224 x 224 policy grid (ir_rendering.target_pixel); NaN when
 # the box has no valid projection (-> no dot / a uniform dark-blue map).
 IR_TARGET_KEY = "observation.ir_target"
@@ -186,8 +192,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
         head = torch.as_tensor(batch[image_key(self.ir_source_camera, self.camera_names)])
         head = head[None] if head.dim() == 3 else head
         images = []
-        for i, (x, y) in enumerate(targets):
-            target = None if np.isnan(x) or np.isnan(y) else (int(round(x)), int(round(y)))
+        for i, xy in enumerate(targets):
+            target = target_or_none(xy)
             if self.ir_mode == "dot":
                 images.append(render_dot_ir(head[i].permute(1, 2, 0).cpu().numpy(), target))
             else:
@@ -200,7 +206,9 @@ class BSpatialVLAProcessor(ProcessorMixin):
         for name in self.image_names:
             key = image_key(name, self.camera_names)
             if key not in batch:
-                raise ValueError(f"batch lacks the image {key!r}; the processor expects {self.image_names}")
+                hint = (" (the first-frame anchor: build it once per episode with "
+                        "ir_rendering.render_first_frame_anchor)" if key == ANCHOR_IMAGE_KEY else "")
+                raise ValueError(f"batch lacks the image {key!r}{hint}; the processor expects {self.image_names}")
             frames = torch.as_tensor(batch[key])
             if frames.dtype != torch.uint8:
                 # Qwen's image processor rescales by 1/255: float [0, 1] frames would be rescaled twice.

@@ -3,9 +3,13 @@
 ``train(preset, dataset_root, output_dir)`` runs one preset end to end: the LeRobot dataset with
 32-step action chunks (``delta_timestamps``, ``action_is_pad``), uniform sampling over tasks, optional
 nested per-task data subsets, AdamW + warmup + cosine, gradient clipping, checkpoints every
-``save_every`` steps (``Accelerator.save_state``) and exact resume, metrics through Accelerate trackers
+``save_every`` steps (``Accelerator.save_state`` plus a ``pretrained_model/`` export in each, lerobot's
+``checkpoints/<step>/pretrained_model`` layout) and exact resume, metrics through Accelerate trackers
 (always a JSONL file; add e.g. ``"wandb"`` through ``trackers``), and a final ``save_pretrained``
 checkpoint (model + processor) that ``AutoModel`` / ``AutoProcessor`` load.
+
+The first-frame-anchor variant (Appendix 13.3) trains on a ``FirstFrameAnchorDataset``: every sample
+also carries its episode's first head frame, dot-marked at that frame's oracle target.
 
 Exact resume: every random draw is a function of (seed, step, process): the batch indices come from a
 per-step seeded ``WeightedRandomSampler`` and the flow-matching noise and times from a per-step
@@ -20,16 +24,26 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import shutil
-import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from .training_data import (  # noqa: F401  (re-exported: train's public data API)
+    _step_seed,
+    build_dataset,
+    episode_tasks,
+    FirstFrameAnchorDataset,
+    nested_task_subset,
+    policy_dataset,
+    ProcessorCollate,
+    StepBatchSampler,
+    task_balanced_weights,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -116,8 +130,9 @@ class TrainingConfig:
             raise ValueError(f"data_fraction must lie in (0, 1], got {self.data_fraction!r}")
 
 
-# Every named preset, in one list (Table S3 rows, plus the nested data subsets and `tiny`).
-PRESETS: tuple[TrainingConfig, ...] = (
+# Every named preset, in one list (Table S3 rows, plus the nested data subsets and `tiny`); PRESETS
+# below adds the tiny variants derived from them.
+_DECLARED_PRESETS: tuple[TrainingConfig, ...] = (
     TrainingConfig("pi05_qwen_frozen", batch_size=256, peak_lr=4e-4, max_steps=100_000),
     TrainingConfig("pi05_qwen_lora", batch_size=128, peak_lr=2.8e-4, max_steps=110_000, vlm_adapter="lora"),
     TrainingConfig("pi05_qwen_droid_init", batch_size=256, peak_lr=4e-4, max_steps=90_000, expert_init="checkpoint"),
@@ -137,6 +152,25 @@ PRESETS: tuple[TrainingConfig, ...] = (
     TrainingConfig("tiny", batch_size=2, peak_lr=1e-3, max_steps=4, warmup_steps=1, mixed_precision="no",
                    backbone=TINY_BACKBONE, save_every=2, log_every=1, num_workers=0, image_pixels=64 * 64),
 )
+# The six policy variants of Section 4.2 (Table 4 rows); each gets a tiny counterpart below.
+VARIANT_PRESETS = ("pi05_qwen_frozen", "pi05_qwen_lora", "pi05_qwen_droid_init", "pi05_qwen_dot_ir",
+                   "pi05_qwen_dot_ir_anchor", "pi05_qwen_attn_map_ir")
+# Fields that define a variant (what trains, how it starts, what it sees); everything else of a tiny
+# variant (backbone, batch, steps, precision) comes from `tiny`, so the tiny and the paper variant
+# cannot drift apart.
+VARIANT_FIELDS = ("vlm_adapter", "expert_init", "model_overrides", "data_fraction")
+TINY_PREFIX = "tiny_"
+
+
+def _tiny_variants(presets: Sequence[TrainingConfig]) -> tuple[TrainingConfig, ...]:
+    known = {p.name: p for p in presets}
+    return tuple(replace(known["tiny"], name=TINY_PREFIX + name.removeprefix("pi05_qwen_"),
+                         **{f: getattr(known[name], f) for f in VARIANT_FIELDS}) for name in VARIANT_PRESETS)
+
+
+# The declared presets, then tiny_frozen, tiny_lora, tiny_droid_init, tiny_dot_ir, tiny_dot_ir_anchor and
+# tiny_attn_map_ir (tests and demos of every variant).
+PRESETS: tuple[TrainingConfig, ...] = _DECLARED_PRESETS + _tiny_variants(_DECLARED_PRESETS)
 
 
 def get_preset(name: str, **overrides) -> TrainingConfig:
@@ -150,105 +184,6 @@ def get_preset(name: str, **overrides) -> TrainingConfig:
     if name not in known:
         raise ValueError(f"unknown preset {name!r}; known presets: {sorted(known)}")
     return replace(known[name], **overrides)
-
-
-# ---- data -----------------------------------------------------------------------------------------
-
-def episode_tasks(episodes, column: str) -> dict[int, str]:
-    """Episode index -> task label from LeRobot episode metadata (``meta.episodes``)."""
-    if column not in episodes.column_names:
-        raise ValueError(f"episode metadata has no column {column!r}; it has {episodes.column_names}")
-    labels = {}
-    for index, value in zip(episodes["episode_index"], episodes[column], strict=True):
-        labels[int(index)] = str(value[0]) if isinstance(value, (list, tuple)) and len(value) == 1 else str(value)
-    return labels
-
-
-def nested_task_subset(tasks: Mapping[int, str], fraction: float, seed: int = 0) -> list[int]:
-    """Per task, the first ``ceil(fraction * n)`` episodes of a fixed seeded permutation (at least 1).
-
-    The permutation depends only on the seed and the task's episodes, so subsets are deterministic
-    and nested: every 30% subset lies inside the 50% subset of the same seed.
-
-    Example:
-        >>> tasks = {i: "a" if i < 10 else "b" for i in range(20)}
-        >>> small, large = nested_task_subset(tasks, 0.3), nested_task_subset(tasks, 0.5)
-        >>> len(small), len(large), set(small) <= set(large)
-        (6, 10, True)
-    """
-    chosen = []
-    for task in sorted(set(tasks.values())):
-        episodes = sorted(e for e, t in tasks.items() if t == task)
-        order = np.random.default_rng([seed, zlib.crc32(task.encode())]).permutation(len(episodes))
-        keep = max(1, math.ceil(fraction * len(episodes) - 1e-9))
-        chosen += [episodes[i] for i in order[:keep]]
-    return sorted(chosen)
-
-
-def task_balanced_weights(sample_episodes: np.ndarray, tasks: Mapping[int, str]) -> torch.Tensor:
-    """Per-sample weights that make every task equally likely (frames uniform within a task)."""
-    labels = np.array([tasks[int(e)] for e in sample_episodes])
-    names, counts = np.unique(labels, return_counts=True)
-    per_task = dict(zip(names, counts, strict=True))
-    return torch.tensor([1.0 / (len(names) * per_task[label]) for label in labels], dtype=torch.double)
-
-
-class StepBatchSampler(torch.utils.data.Sampler):
-    """Yields this process's share of the global batch of every step in ``[start_step, max_steps)``.
-
-    The global batch of step ``s`` is drawn by a ``WeightedRandomSampler`` seeded with ``(seed, s)``,
-    so any step's batch is reproducible on its own (exact resume) and independent of the process count.
-    """
-
-    def __init__(self, weights: torch.Tensor, batch_size: int, seed: int, start_step: int, max_steps: int,
-                 process_index: int = 0, num_processes: int = 1):
-        if batch_size % num_processes:
-            raise ValueError(f"batch_size {batch_size} is not divisible by {num_processes} processes")
-        self.weights, self.batch_size, self.seed = weights, batch_size, seed
-        self.start_step, self.max_steps = start_step, max_steps
-        self.per_process = batch_size // num_processes
-        self.offset = process_index * self.per_process
-
-    def __len__(self) -> int:
-        return max(0, self.max_steps - self.start_step)
-
-    def __iter__(self) -> Iterator[list[int]]:
-        for step in range(self.start_step, self.max_steps):
-            generator = torch.Generator().manual_seed(_step_seed(self.seed, step, "batch"))
-            sampler = torch.utils.data.WeightedRandomSampler(self.weights, self.batch_size, replacement=True,
-                                                             generator=generator)
-            yield list(sampler)[self.offset:self.offset + self.per_process]
-
-
-def _step_seed(seed: int, step: int, purpose: str, process: int = 0) -> int:
-    return zlib.crc32(f"{seed}/{step}/{purpose}/{process}".encode())
-
-
-class ProcessorCollate:
-    """Collate LeRobot items, then run the policy processor (in the DataLoader workers)."""
-
-    def __init__(self, processor):
-        self.processor = processor
-
-    def __call__(self, items: Sequence[Mapping]) -> dict:
-        from torch.utils.data import default_collate
-
-        return dict(self.processor(default_collate(list(items))))
-
-
-def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk_size: int):
-    """The LeRobot dataset (selected episodes, 32-step action chunks, uint8 frames) and its task labels."""
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset, LeRobotDatasetMetadata
-
-    repo_id = f"local/{Path(dataset_root).name}"
-    meta = LeRobotDatasetMetadata(repo_id, root=dataset_root)
-    tasks = episode_tasks(meta.episodes, config.task_column)
-    episodes = nested_task_subset(tasks, config.data_fraction, config.seed) if config.data_fraction < 1 else None
-    # Chunks start at the current frame; lerobot pads past the episode end and flags it in action_is_pad.
-    delta_timestamps = {"action": [i / meta.fps for i in range(chunk_size)]}
-    dataset = LeRobotDataset(repo_id, root=dataset_root, episodes=episodes, delta_timestamps=delta_timestamps,
-                             return_uint8=True)
-    return dataset, tasks
 
 
 # ---- model ----------------------------------------------------------------------------------------
@@ -342,6 +277,11 @@ def _truncate_metrics(output_dir: Path, step: int) -> None:
     os.replace(tmp, output_dir / METRICS_FILE)
 
 
+def checkpoint_dir(output_dir: str | os.PathLike, step: int) -> Path:
+    """``<output_dir>/checkpoints/step_<step, 9 digits>`` (zero-padded so names sort by step)."""
+    return Path(output_dir) / CHECKPOINTS_DIR / f"step_{step:09d}"
+
+
 def latest_checkpoint(output_dir: str | os.PathLike) -> Path | None:
     """The newest complete ``checkpoints/step_*`` folder, or None."""
     folder = Path(output_dir) / CHECKPOINTS_DIR
@@ -349,14 +289,17 @@ def latest_checkpoint(output_dir: str | os.PathLike) -> Path | None:
     return done[-1] if done else None
 
 
-def _save_checkpoint(accelerator, output_dir: Path, step: int) -> None:
-    final = output_dir / CHECKPOINTS_DIR / f"step_{step:09d}"
+def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor) -> None:
+    """``checkpoints/step_<step>/``: Accelerate state (exact resume) + ``pretrained_model/`` (lerobot's
+    ``checkpoints/<step>/pretrained_model`` convention), so every checkpoint is also a usable policy."""
+    final = checkpoint_dir(output_dir, step)
     tmp = final.with_name(final.name + ".tmp")
     if accelerator.is_main_process:
         shutil.rmtree(tmp, ignore_errors=True)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(tmp))
     if accelerator.is_main_process:
+        export_pretrained(accelerator.unwrap_model(model), processor, tmp / PRETRAINED_DIR)
         (tmp / "step.json").write_text(json.dumps({"step": step}))
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)  # a checkpoint folder exists only once complete
@@ -364,14 +307,38 @@ def _save_checkpoint(accelerator, output_dir: Path, step: int) -> None:
 
 
 def export_pretrained(model, processor, path: Path) -> None:
-    """``save_pretrained`` of the plain policy (LoRA merged into a copy) and its processor."""
+    """``save_pretrained`` of the plain policy (LoRA merged into a copy) and its processor, atomically.
+
+    Written to a sibling temp folder and renamed, so ``path`` is either absent or complete.
+    """
     import copy
 
     from peft import PeftModel
 
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    # merge_and_unload on a copy: the training model keeps its adapters.
     plain = copy.deepcopy(model).merge_and_unload() if isinstance(model, PeftModel) else model
-    plain.save_pretrained(path)
-    processor.save_pretrained(path)
+    plain.save_pretrained(tmp)
+    processor.save_pretrained(tmp)
+    shutil.rmtree(path, ignore_errors=True)
+    os.replace(tmp, path)
+
+
+def _export_final(model, processor, output_dir: Path, step: int) -> None:
+    """``<output_dir>/pretrained_model``: a copy of the step's checkpoint export (it holds the same
+    weights; copying spares a second deep copy + LoRA merge of a 4B model), else a fresh export."""
+    source = checkpoint_dir(output_dir, step)
+    target = output_dir / PRETRAINED_DIR
+    if not (source / PRETRAINED_DIR).is_dir():  # e.g. a checkpoint written by an older version
+        export_pretrained(model, processor, target)
+        return
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source / PRETRAINED_DIR, tmp)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(tmp, target)
 
 
 # ---- the loop -------------------------------------------------------------------------------------
@@ -386,6 +353,9 @@ class TrainResult:
     trainable_parameters: int
     total_parameters: int
     losses: list[float] = field(default_factory=list)
+    # The in-memory policy at ``last_step`` (unwrapped; a peft model for LoRA presets) and its processor.
+    model: torch.nn.Module | None = field(default=None, repr=False)
+    processor: object | None = field(default=None, repr=False)
 
 
 def _flow_draws(batch: Mapping, model_config, seed: int, step: int, process: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -414,8 +384,9 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
     Args:
         preset: a name from ``PRESETS``.
         dataset_root: a local LeRobot v3 dataset folder (``meta/``, ``data/``, ``videos/``).
-        output_dir: run folder: ``checkpoints/step_*`` (Accelerate state), ``metrics.jsonl``,
-            ``training_config.json`` and, at the end, ``pretrained_model/`` (model + processor).
+        output_dir: run folder: ``checkpoints/step_*`` (Accelerate state + ``pretrained_model/``),
+            ``metrics.jsonl``, ``training_config.json`` and, at the end, ``pretrained_model/`` (model +
+            processor, the same as the last checkpoint's).
         max_steps: override the preset's total steps (the cosine schedule ends there).
         resume: continue from the newest checkpoint in ``output_dir`` (error if there is none).
         stop_at_step: stop early at this step (as an interruption would), keeping the schedule of
@@ -441,6 +412,7 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
     dataset, tasks = build_dataset(dataset_root, config, chunk_size=32)
     model, processor, report = build_policy(config, dataset.meta, init_expert_from)
     logger.info("preset %s on %d frames of %d episodes: %s", config.name, len(dataset), dataset.num_episodes, report)
+    dataset = policy_dataset(dataset, processor)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.peak_lr,
                                   betas=config.adam_betas, weight_decay=config.weight_decay)
     scheduler = _lr_scheduler(optimizer, config)
@@ -456,14 +428,15 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
         (out / TRAINING_CONFIG_FILE).write_text(json.dumps(asdict(config), indent=2, default=list))
     accelerator.init_trackers(config.name)
     loader = _loader(dataset, tasks, processor, config, start, accelerator)
-    losses = _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out)
+    losses = _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out, processor)
     last = start + len(losses)
     pretrained = None
     if export and last == config.max_steps and accelerator.is_main_process:
         pretrained = out / PRETRAINED_DIR
-        export_pretrained(accelerator.unwrap_model(model), processor, pretrained)
+        _export_final(accelerator.unwrap_model(model), processor, out, last)
     accelerator.end_training()
-    return TrainResult(out, pretrained, last, report.trainable, report.total, losses)
+    return TrainResult(out, pretrained, last, report.trainable, report.total, losses,
+                       model=accelerator.unwrap_model(model), processor=processor)
 
 
 def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accelerator):
@@ -476,7 +449,8 @@ def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accel
                                        num_workers=config.num_workers, multiprocessing_context=context)
 
 
-def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out) -> list[float]:
+def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out,
+          processor) -> list[float]:
     from tqdm.auto import tqdm
 
     model.train()
@@ -504,11 +478,12 @@ def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_
         if step % config.log_every == 0 or step == config.max_steps:
             accelerator.log({"loss": loss_value, "lr": lr, "grad_norm": float(grad_norm)}, step=step)
         if step % config.save_every == 0 or step == config.max_steps:
-            _save_checkpoint(accelerator, out, step)
+            _save_checkpoint(accelerator, out, step, model, processor)
     bar.close()
     return losses
 
 
-__all__ = ["PRESETS", "StepBatchSampler", "TrainResult", "TrainingConfig", "build_dataset", "build_policy",
-           "episode_tasks", "export_pretrained", "get_preset", "latest_checkpoint", "nested_task_subset",
-           "read_metrics", "task_balanced_weights", "train"]
+__all__ = ["PRESETS", "FirstFrameAnchorDataset", "StepBatchSampler", "TrainResult", "TrainingConfig",
+           "build_dataset", "build_policy", "checkpoint_dir", "episode_tasks", "export_pretrained", "get_preset",
+           "latest_checkpoint", "nested_task_subset", "policy_dataset", "read_metrics", "task_balanced_weights",
+           "train"]

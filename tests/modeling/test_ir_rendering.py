@@ -88,3 +88,26 @@ def test_attention_map_pixels_exact():
 def test_attention_map_invalid_is_uniform_dark_blue():
     out = ir.render_attention_map_ir(None)
     assert out.shape == (224, 224, 3) and (out == np.array([0, 0, 128], np.uint8)).all()
+
+
+def test_target_or_none_reads_dataset_targets():
+    assert ir.target_or_none(np.array([100.0, 50.0], np.float32)) == (100, 50)
+    assert ir.target_or_none([10.5, 3.49]) == (11, 3)  # half up, not numpy's half-to-even
+    assert ir.target_or_none([np.nan, 5.0]) is None and ir.target_or_none(None) is None
+    with pytest.raises(ValueError, match=r"an IR target must be \(x, y\), got shape \(3,\)"):
+        ir.target_or_none([1.0, 2.0, 3.0])
+
+
+def test_first_frame_anchor_is_the_dot_marked_first_frame():
+    rng = np.random.default_rng(0)
+    first = rng.integers(0, 200, (224, 224, 3), dtype=np.uint8)  # no pure white / red pixels by chance
+    anchor = ir.render_first_frame_anchor(first, np.array([30.0, 60.0], np.float32))
+    assert anchor.shape == (224, 224, 3) and anchor.dtype == np.uint8
+    # Appendix 13.3 marker at (x=30, y=60): red disc of radius 4, white ring at distance 5.
+    assert anchor[60, 30].tolist() == [255, 51, 51] and anchor[64, 30].tolist() == [255, 51, 51]
+    assert anchor[65, 30].tolist() == [255, 255, 255] and anchor[60, 25].tolist() == [255, 255, 255]
+    changed = np.any(anchor != first, axis=-1)
+    # Only the marker (disc + ring: every pixel within distance 5) differs from the first frame.
+    assert changed.sum() == sum(1 for y in range(224) for x in range(224) if (x - 30) ** 2 + (y - 60) ** 2 <= 25)
+    # No valid projection on the first frame: the anchor is the unmarked first frame.
+    assert np.array_equal(ir.render_first_frame_anchor(first, [np.nan, np.nan]), first)

@@ -9,7 +9,9 @@ from bspatial.modeling import BSpatialVLAForActionPrediction, BSpatialVLAProcess
 from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
 from bspatial.modeling.train import (
     PRESETS,
+    FirstFrameAnchorDataset,
     StepBatchSampler,
+    checkpoint_dir,
     get_preset,
     latest_checkpoint,
     nested_task_subset,
@@ -23,6 +25,14 @@ from bspatial.modeling.train import (
 def dataset_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("lerobot") / "tiny"
     build_tiny_lerobot_dataset(root, frames_per_episode=40)
+    return root
+
+
+@pytest.fixture(scope="module")
+def ir_root(tmp_path_factory):
+    # Two episodes (one per task) with per-frame oracle IR targets (NaN on frames 3, 10, 17).
+    root = tmp_path_factory.mktemp("lerobot_ir") / "tiny_ir"
+    build_tiny_lerobot_dataset(root, episodes_per_task=1, frames_per_episode=20, ir_targets=True)
     return root
 
 
@@ -54,7 +64,7 @@ def test_presets_follow_table_s3():
     assert rows["pi05_qwen_droid_init"] == (256, 4e-4, 90_000)
     assert rows["pi05_qwen_navigation"] == (512, 4.2e-4, 60_000)
     for preset in PRESETS:
-        if preset.name != "tiny":
+        if not preset.name.startswith("tiny"):
             assert (preset.adam_betas, preset.weight_decay, preset.grad_clip_norm, preset.warmup_steps,
                     preset.mixed_precision) == ((0.9, 0.95), 0.0, 1.0, 4000, "bf16")
     assert get_preset("pi05_qwen_attn_map_ir").model_overrides == {"ir_mode": "attn_map"}
@@ -124,12 +134,6 @@ def test_resume_without_checkpoint_raises(tmp_path, dataset_root):
         train("tiny", str(dataset_root), str(tmp_path / "empty"), resume=True)
 
 
-def test_lora_variant_trains_and_exports_a_plain_policy(tmp_path, dataset_root):
-    result = train("tiny", str(dataset_root), str(tmp_path / "lora"), max_steps=1, vlm_adapter="lora")
-    assert result.trainable_parameters < result.total_parameters and np.isfinite(result.losses[0])
-    assert isinstance(AutoModel.from_pretrained(result.pretrained_dir), BSpatialVLAForActionPrediction)
-
-
 def test_train_command(tmp_path, dataset_root):
     import typer
     from typer.testing import CliRunner
@@ -147,18 +151,193 @@ def test_train_command(tmp_path, dataset_root):
     assert bad.exit_code != 0 and "known presets" in bad.output
 
 
-@pytest.mark.parametrize("ir_mode", ["dot", "attn_map"])
-def test_ir_variants_train_from_oracle_targets(tmp_path, monkeypatch, ir_mode):
-    import bspatial.modeling.processing_bspatial_vla as processing
+def reset_accelerate():
+    from accelerate.state import AcceleratorState, PartialState
 
-    name = "render_dot_ir" if ir_mode == "dot" else "render_attention_map_ir"
-    targets, render = [], getattr(processing, name)
-    monkeypatch.setattr(processing, name, lambda *args: targets.append(args[-1]) or render(*args))
-    root = tmp_path / "ir"
-    build_tiny_lerobot_dataset(root, episodes_per_task=1, frames_per_episode=20, ir_targets=True)
-    result = train("tiny", str(root), str(tmp_path / ir_mode), max_steps=1, model_overrides={"ir_mode": ir_mode},
-                   seed=1)  # seed 0 happens to draw two frames without a valid target
-    assert np.isfinite(result.losses[0])
-    assert len(targets) == 2 and any(t is not None for t in targets)  # rendered per sample from the target
-    assert AutoModel.from_pretrained(result.pretrained_dir).config.ir_mode == ir_mode
-    assert AutoProcessor.from_pretrained(result.pretrained_dir).ir_mode == ir_mode
+    AcceleratorState._reset_state(True)
+    PartialState._reset_state()
+
+
+def open_dataset(root, **kwargs):
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    return LeRobotDataset(f"local/{root.name}", root=root, return_uint8=True, **kwargs)
+
+
+def row_of(dataset, episode, frame):
+    """The dataset row of (episode, frame), found from the per-frame columns (not episode metadata)."""
+    columns = dataset.hf_dataset.with_format("numpy")
+    episodes, frames = np.asarray(columns["episode_index"]), np.asarray(columns["frame_index"])
+    hits = np.flatnonzero((episodes == episode) & (frames == frame))
+    assert len(hits) == 1
+    return int(hits[0])
+
+
+def hwc(image):
+    return image.permute(1, 2, 0).numpy()
+
+
+def observation(dataset, row, with_anchor=False):
+    """A policy observation from a dataset frame; the anchor built as a rollout would, from frame 0."""
+    from bspatial.modeling.ir_rendering import render_first_frame_anchor
+
+    item = dataset[row]
+    obs = {k: v for k, v in item.items() if k.startswith("observation.") or k == "task"}
+    if with_anchor:
+        first = dataset[row_of(dataset, int(item["episode_index"]), 0)]
+        anchor = render_first_frame_anchor(hwc(first["observation.images.rgb.head"]), first["observation.ir_target"])
+        obs["observation.images.anchor"] = torch.from_numpy(anchor).permute(2, 0, 1)
+    return obs
+
+
+# What each tiny variant must be: (vlm_adapter, expert_init, model_overrides, image slots after the cameras).
+VARIANTS = {
+    "frozen": ("frozen", "fresh", {}, []),
+    "lora": ("lora", "fresh", {}, []),
+    "droid_init": ("frozen", "checkpoint", {}, []),
+    "dot_ir": ("frozen", "fresh", {"ir_mode": "dot"}, ["ir"]),
+    "dot_ir_anchor": ("frozen", "fresh", {"ir_mode": "dot", "first_frame_anchor": True}, ["ir", "anchor"]),
+    "attn_map_ir": ("frozen", "fresh", {"ir_mode": "attn_map"}, ["ir"]),
+}
+
+
+def test_every_paper_variant_has_a_tiny_preset():
+    for variant, (adapter, init, overrides, _) in VARIANTS.items():
+        tiny, paper = get_preset(f"tiny_{variant}"), get_preset(f"pi05_qwen_{variant}")
+        assert (tiny.vlm_adapter, tiny.expert_init, dict(tiny.model_overrides)) == (adapter, init, overrides)
+        assert (paper.vlm_adapter, paper.expert_init, dict(paper.model_overrides)) == (adapter, init, overrides)
+        assert (tiny.backbone, tiny.batch_size, tiny.mixed_precision) == ("tiny", 2, "no")
+
+
+@pytest.fixture(scope="module")
+def donor(tmp_path_factory):
+    """A DROID-style donor checkpoint: same shapes, different (seeded) expert weights."""
+    from bspatial.modeling.testing_utils import tiny_policy_config
+
+    torch.manual_seed(7)
+    path = tmp_path_factory.mktemp("donor")
+    BSpatialVLAForActionPrediction(tiny_policy_config()).save_pretrained(path)
+    return path
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_variant_trains_a_few_steps_and_predicts(tmp_path, ir_root, donor, variant, caplog):
+    adapter, _, overrides, extra_images = VARIANTS[variant]
+    kwargs = {"init_expert_from": str(donor)} if variant == "droid_init" else {}
+    with caplog.at_level("INFO", logger="bspatial.modeling.train"):
+        result = train(f"tiny_{variant}", str(ir_root), str(tmp_path / variant), max_steps=2, **kwargs)
+    assert result.last_step == 2 and len(result.losses) == 2 and all(np.isfinite(result.losses))
+    model = AutoModel.from_pretrained(result.pretrained_dir)
+    processor = AutoProcessor.from_pretrained(result.pretrained_dir)
+    assert isinstance(model, BSpatialVLAForActionPrediction)  # LoRA is merged into a plain policy
+    assert model.config.ir_mode == overrides.get("ir_mode", "none")
+    assert model.config.first_frame_anchor == overrides.get("first_frame_anchor", False)
+    assert processor.image_names == ["head", "left_wrist", "right_wrist", *extra_images]
+    expert = sum(p.numel() for p in model.action_expert.parameters())
+    if adapter == "lora":  # adapters on both towers train besides the expert
+        assert result.trainable_parameters > expert
+    else:  # frozen VLM: exactly the expert trains
+        assert result.trainable_parameters == expert
+    if variant == "droid_init":
+        assert any("expert init from" in r.message and "0 missing" in r.message for r in caplog.records)
+    dataset = open_dataset(ir_root)
+    obs = observation(dataset, row_of(dataset, 1, 12), with_anchor="anchor" in extra_images)
+    actions = processor.unnormalize_actions(model.sample_actions(processor(obs)))
+    assert actions.shape == (1, 32, 23) and torch.isfinite(actions).all()
+
+
+def test_droid_init_starts_from_the_donor_expert(tmp_path, ir_root, donor):
+    result = train("tiny_droid_init", str(ir_root), str(tmp_path / "run"), max_steps=2, stop_at_step=1,
+                   init_expert_from=str(donor))
+    # Warmup starts at lr 0, so after the first step the expert is still exactly the donor's.
+    assert read_metrics(tmp_path / "run")[0]["lr"] == 0.0
+    donor_state = AutoModel.from_pretrained(donor).action_expert.state_dict()
+    for key, value in result.model.action_expert.state_dict().items():
+        assert torch.equal(value, donor_state[key]), key
+    reset_accelerate()
+    with pytest.raises(ValueError, match="'tiny_droid_init' initialises the expert from a checkpoint"):
+        train("tiny_droid_init", str(ir_root), str(tmp_path / "no_donor"), max_steps=1)
+
+
+def test_anchor_is_the_dot_marked_first_frame_of_each_episode(ir_root):
+    from bspatial.modeling.ir_rendering import DOT_COLOR, render_dot_ir, target_or_none
+
+    dataset = open_dataset(ir_root)
+    anchored = FirstFrameAnchorDataset(dataset, "observation.images.rgb.head")
+    assert len(anchored) == len(dataset) == 40
+    anchors = []
+    for episode in (0, 1):
+        first = dataset[row_of(dataset, episode, 0)]
+        target = target_or_none(first["observation.ir_target"])
+        assert target is not None  # frame 0 of the tiny dataset always has a valid target
+        expected = render_dot_ir(hwc(first["observation.images.rgb.head"]), target)
+        assert expected[target[1], target[0]].tolist() == list(DOT_COLOR)
+        for frame in (0, 12, 19):  # the first, a middle and the last frame all carry the same anchor
+            row = row_of(dataset, episode, frame)
+            item = anchored[row]
+            anchor = item["observation.images.anchor"]
+            assert anchor.dtype == torch.uint8 and anchor.shape == (3, 224, 224)
+            assert np.array_equal(hwc(anchor), expected), (episode, frame)
+            assert torch.equal(item["observation.images.rgb.head"], dataset[row]["observation.images.rgb.head"])
+        current = dataset[row_of(dataset, episode, 12)]
+        current_ir = render_dot_ir(hwc(current["observation.images.rgb.head"]),
+                                   target_or_none(current["observation.ir_target"]))
+        assert not np.array_equal(expected, current_ir)  # the anchor is not the current frame's dot IR
+        anchors.append(expected)
+    assert not np.array_equal(anchors[0], anchors[1])
+    assert anchored.anchor(1) is anchored.anchor(1)  # rendered once per episode, then cached
+    # DataLoader workers (spawn) receive a pickled copy (with an empty cache): it must serve items there.
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(anchored))
+    assert np.array_equal(hwc(copy[row_of(dataset, 1, 5)]["observation.images.anchor"]), anchors[1])
+    # An episode-filtered dataset (nested data subsets) maps the first frame to its own rows.
+    only_second = FirstFrameAnchorDataset(open_dataset(ir_root, episodes=[1]), "observation.images.rgb.head")
+    assert len(only_second) == 20
+    assert np.array_equal(hwc(only_second[7]["observation.images.anchor"]), anchors[1])
+
+
+def test_ir_variants_need_the_oracle_target_feature(tmp_path, dataset_root):
+    with pytest.raises(ValueError, match=r"the first-frame anchor needs the features \['observation.ir_target'\]"):
+        FirstFrameAnchorDataset(open_dataset(dataset_root), "observation.images.rgb.head")
+    with pytest.raises(ValueError, match=r"ir_mode='dot' renders the IR image from the per-frame feature "
+                                         r"'observation.ir_target'"):
+        train("tiny_dot_ir", str(dataset_root), str(tmp_path / "run"), max_steps=1)
+
+
+def test_bspatial_train_cli_trains_the_anchor_variant(tmp_path, ir_root):
+    from typer.testing import CliRunner
+
+    from bspatial.cli import app
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", str(ir_root), str(out), "--preset", "tiny_dot_ir_anchor",
+                                      "--max-steps", "2"])
+    assert result.exit_code == 0, result.output
+    assert "trained 2 steps" in result.output
+    assert AutoModel.from_pretrained(out / "pretrained_model").config.first_frame_anchor is True
+
+
+def test_intermediate_checkpoints_hold_a_loadable_policy(tmp_path, dataset_root):
+    full = train("tiny", str(dataset_root), str(tmp_path / "full"))  # 4 steps, checkpoints at 2 and 4
+    reset_accelerate()
+    # The same run stopped at step 2: its in-memory model is the policy of step 2.
+    at_two = train("tiny", str(dataset_root), str(tmp_path / "at_two"), stop_at_step=2)
+    assert at_two.last_step == 2
+    exported = checkpoint_dir(tmp_path / "full", 2) / "pretrained_model"
+    model = AutoModel.from_pretrained(exported)
+    processor = AutoProcessor.from_pretrained(exported)
+    obs = observation(open_dataset(dataset_root), 25)
+    inputs = processor(obs)
+    noise = torch.randn(1, 32, 23, generator=torch.Generator().manual_seed(5))
+    actions = model.sample_actions(inputs, noise=noise)
+    assert actions.shape == (1, 32, 23) and torch.isfinite(actions).all()
+    expected = at_two.model.eval().sample_actions(at_two.processor(obs), noise=noise)
+    torch.testing.assert_close(actions, expected, atol=1e-6, rtol=1e-5)
+    # ... and it is the step-2 policy, not the final one the run went on to train.
+    final = full.model.eval().sample_actions(inputs, noise=noise)
+    assert not torch.allclose(actions, final, atol=1e-4)
+    # The run's final pretrained_model is the last checkpoint's export.
+    last = checkpoint_dir(tmp_path / "full", 4) / "pretrained_model" / "model.safetensors"
+    assert last.read_bytes() == (full.pretrained_dir / "model.safetensors").read_bytes()
+    assert not list((tmp_path / "full").rglob("*.tmp"))  # no half-written folder left behind

@@ -1,0 +1,219 @@
+"""Training data for BEHAVIOR-Spatial-VLA: the LeRobot dataset with 32-step chunks, uniform sampling
+over tasks, nested per-task subsets, seeded per-step batch sampling, the processor collate, and the
+first-frame-anchor wrapper (Appendix 13.3). Used by :mod:`bspatial.modeling.train`.
+
+Not remote code (imports lerobot).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+if TYPE_CHECKING:
+    from .train import TrainingConfig
+
+
+def episode_tasks(episodes, column: str) -> dict[int, str]:
+    """Episode index -> task label from LeRobot episode metadata (``meta.episodes``)."""
+    if column not in episodes.column_names:
+        raise ValueError(f"episode metadata has no column {column!r}; it has {episodes.column_names}")
+    labels = {}
+    for index, value in zip(episodes["episode_index"], episodes[column], strict=True):
+        labels[int(index)] = str(value[0]) if isinstance(value, (list, tuple)) and len(value) == 1 else str(value)
+    return labels
+
+
+def nested_task_subset(tasks: Mapping[int, str], fraction: float, seed: int = 0) -> list[int]:
+    """Per task, the first ``ceil(fraction * n)`` episodes of a fixed seeded permutation (at least 1).
+
+    The permutation depends only on the seed and the task's episodes, so subsets are deterministic
+    and nested: every 30% subset lies inside the 50% subset of the same seed.
+
+    Example:
+        >>> tasks = {i: "a" if i < 10 else "b" for i in range(20)}
+        >>> small, large = nested_task_subset(tasks, 0.3), nested_task_subset(tasks, 0.5)
+        >>> len(small), len(large), set(small) <= set(large)
+        (6, 10, True)
+    """
+    chosen = []
+    for task in sorted(set(tasks.values())):
+        episodes = sorted(e for e, t in tasks.items() if t == task)
+        order = np.random.default_rng([seed, zlib.crc32(task.encode())]).permutation(len(episodes))
+        keep = max(1, math.ceil(fraction * len(episodes) - 1e-9))
+        chosen += [episodes[i] for i in order[:keep]]
+    return sorted(chosen)
+
+
+def task_balanced_weights(sample_episodes: np.ndarray, tasks: Mapping[int, str]) -> torch.Tensor:
+    """Per-sample weights that make every task equally likely (frames uniform within a task)."""
+    labels = np.array([tasks[int(e)] for e in sample_episodes])
+    names, counts = np.unique(labels, return_counts=True)
+    per_task = dict(zip(names, counts, strict=True))
+    return torch.tensor([1.0 / (len(names) * per_task[label]) for label in labels], dtype=torch.double)
+
+
+class StepBatchSampler(torch.utils.data.Sampler):
+    """Yields this process's share of the global batch of every step in ``[start_step, max_steps)``.
+
+    The global batch of step ``s`` is drawn by a ``WeightedRandomSampler`` seeded with ``(seed, s)``,
+    so any step's batch is reproducible on its own (exact resume) and independent of the process count.
+    """
+
+    def __init__(self, weights: torch.Tensor, batch_size: int, seed: int, start_step: int, max_steps: int,
+                 process_index: int = 0, num_processes: int = 1):
+        if batch_size % num_processes:
+            raise ValueError(f"batch_size {batch_size} is not divisible by {num_processes} processes")
+        self.weights, self.batch_size, self.seed = weights, batch_size, seed
+        self.start_step, self.max_steps = start_step, max_steps
+        self.per_process = batch_size // num_processes
+        self.offset = process_index * self.per_process
+
+    def __len__(self) -> int:
+        return max(0, self.max_steps - self.start_step)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for step in range(self.start_step, self.max_steps):
+            generator = torch.Generator().manual_seed(_step_seed(self.seed, step, "batch"))
+            sampler = torch.utils.data.WeightedRandomSampler(self.weights, self.batch_size, replacement=True,
+                                                             generator=generator)
+            yield list(sampler)[self.offset:self.offset + self.per_process]
+
+
+def _step_seed(seed: int, step: int, purpose: str, process: int = 0) -> int:
+    return zlib.crc32(f"{seed}/{step}/{purpose}/{process}".encode())
+
+
+class ProcessorCollate:
+    """Collate LeRobot items, then run the policy processor (in the DataLoader workers)."""
+
+    def __init__(self, processor):
+        self.processor = processor
+
+    def __call__(self, items: Sequence[Mapping]) -> dict:
+        from torch.utils.data import default_collate
+
+        return dict(self.processor(default_collate(list(items))))
+
+
+def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk_size: int):
+    """The LeRobot dataset (selected episodes, 32-step action chunks, uint8 frames) and its task labels."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset, LeRobotDatasetMetadata
+
+    repo_id = f"local/{Path(dataset_root).name}"
+    meta = LeRobotDatasetMetadata(repo_id, root=dataset_root)
+    tasks = episode_tasks(meta.episodes, config.task_column)
+    episodes = nested_task_subset(tasks, config.data_fraction, config.seed) if config.data_fraction < 1 else None
+    # Chunks start at the current frame; lerobot pads past the episode end and flags it in action_is_pad.
+    delta_timestamps = {"action": [i / meta.fps for i in range(chunk_size)]}
+    dataset = LeRobotDataset(repo_id, root=dataset_root, episodes=episodes, delta_timestamps=delta_timestamps,
+                             return_uint8=True)
+    return dataset, tasks
+
+
+# Episodes whose rendered anchor a FirstFrameAnchorDataset keeps (per DataLoader worker): 224 x 224 x 3
+# uint8 is 150 KB, so 256 episodes cost ~38 MB per worker; a miss costs one extra frame read.
+ANCHOR_CACHE_EPISODES = 256
+
+
+class FirstFrameAnchorDataset(torch.utils.data.Dataset):
+    """A LeRobot dataset whose items also carry ``observation.images.anchor`` (first-frame anchor variant).
+
+    Appendix 13.3: the anchor is the episode's FIRST head frame with the dot drawn at that frame's
+    oracle target, the same image for every frame of the episode. Each item gets the anchor of its own
+    episode: the first frame (``meta.episodes["dataset_from_index"]``) is read through the wrapped
+    dataset once, rendered with ``ir_rendering.render_first_frame_anchor`` and kept in a small LRU
+    cache, so an episode's first frame is decoded once per worker, not once per sample.
+
+    Args:
+        dataset: a ``LeRobotDataset`` opened with ``return_uint8=True`` (episode-filtered or not) whose
+            frames carry ``observation.ir_target``.
+        head_key: the image feature the dot is drawn on (the processor's ``ir_source_camera``).
+        cache_size: episodes whose anchor is kept.
+    """
+
+    def __init__(self, dataset, head_key: str, cache_size: int = ANCHOR_CACHE_EPISODES):
+        from .processing_bspatial_vla import IR_TARGET_KEY
+
+        missing = [k for k in (IR_TARGET_KEY, head_key) if k not in dataset.meta.features]
+        if missing:
+            raise ValueError(f"the first-frame anchor needs the features {missing}; the dataset at "
+                             f"{str(dataset.root)!r} has {sorted(dataset.meta.features)}")
+        if not isinstance(cache_size, int) or cache_size < 1:
+            raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
+        self.dataset, self.head_key, self.cache_size = dataset, head_key, cache_size
+        # Absolute index of each selected episode's first frame -> row of the (possibly filtered) dataset.
+        episodes = dataset.meta.episodes
+        selected = None if dataset.episodes is None else set(dataset.episodes)
+        to_row = dataset.absolute_to_relative_idx  # None when no episode filter: row == absolute index
+        self.first_row = {}
+        for episode, start in zip(episodes["episode_index"], episodes["dataset_from_index"], strict=True):
+            if selected is None or int(episode) in selected:
+                self.first_row[int(episode)] = int(start) if to_row is None else to_row[int(start)]
+        self._cache: dict[int, torch.Tensor] = {}
+
+    @property
+    def meta(self):
+        return self.dataset.meta
+
+    @property
+    def hf_dataset(self):
+        return self.dataset.hf_dataset
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getstate__(self) -> dict:
+        # Spawned DataLoader workers start with an empty cache instead of a pickled copy of ours.
+        return {**self.__dict__, "_cache": {}}
+
+    def anchor(self, episode: int) -> torch.Tensor:
+        """The ``(3, 224, 224)`` uint8 anchor image of an episode."""
+        from .ir_rendering import render_first_frame_anchor
+        from .processing_bspatial_vla import IR_TARGET_KEY
+
+        if episode in self._cache:
+            self._cache[episode] = self._cache.pop(episode)  # most recently used goes last
+            return self._cache[episode]
+        if episode not in self.first_row:
+            raise KeyError(f"episode {episode} is not among the dataset's selected episodes")
+        first = self.dataset[self.first_row[episode]]
+        head = torch.as_tensor(first[self.head_key])
+        if head.dtype != torch.uint8:
+            raise ValueError(f"{self.head_key!r} has dtype {head.dtype}; open the dataset with return_uint8=True")
+        image = render_first_frame_anchor(head.permute(1, 2, 0).numpy(), first[IR_TARGET_KEY].numpy())
+        anchor = torch.from_numpy(image).permute(2, 0, 1).contiguous()
+        if len(self._cache) >= self.cache_size:
+            self._cache.pop(next(iter(self._cache)))  # least recently used
+        self._cache[episode] = anchor
+        return anchor
+
+    def __getitem__(self, index: int) -> dict:
+        from .processing_bspatial_vla import ANCHOR_IMAGE_KEY
+
+        item = self.dataset[index]
+        return {**item, ANCHOR_IMAGE_KEY: self.anchor(int(item["episode_index"]))}
+
+
+def policy_dataset(dataset, processor) -> torch.utils.data.Dataset:
+    """The dataset the policy trains on: the LeRobot dataset, plus the anchor image where the config has one.
+
+    The per-frame ``ir`` slot is rendered by the processor from ``observation.ir_target``; the anchor
+    needs another frame of the episode, so it is added here, on the dataset side.
+    """
+    from .configuration_bspatial_vla import ANCHOR_IMAGE_NAME
+    from .processing_bspatial_vla import IR_TARGET_KEY, image_key
+
+    if processor.ir_mode != "none" and IR_TARGET_KEY not in dataset.meta.features:
+        raise ValueError(f"ir_mode={processor.ir_mode!r} renders the IR image from the per-frame feature "
+                         f"{IR_TARGET_KEY!r}; the dataset at {str(dataset.root)!r} has {sorted(dataset.meta.features)}")
+    if ANCHOR_IMAGE_NAME not in processor.image_names:
+        return dataset
+    return FirstFrameAnchorDataset(dataset, image_key(processor.ir_source_camera, processor.camera_names))
