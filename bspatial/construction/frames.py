@@ -12,7 +12,6 @@ the task's free goal point, so direction / locate questions can ask where the ob
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from dataclasses import dataclass
 from typing import Mapping
@@ -20,8 +19,8 @@ from typing import Mapping
 import numpy as np
 
 from bspatial.sim.backend import CameraFrame
-from bspatial.sim.spec import Pose, SceneSpec
-from bspatial.tasks.base import TaskInstance
+from bspatial.sim.spec import SceneSpec
+from bspatial.tasks.conditions import goal_state_scene  # noqa: F401  (one implementation; builders import it from here)
 
 HEAD_CAMERA = "head"
 FRAME_SIZE = 720
@@ -114,21 +113,6 @@ def capture(sim, scene: SceneSpec, *, size: int = FRAME_SIZE) -> FrameRecord:
 def _box2d(mask: np.ndarray) -> tuple[int, int, int, int]:
     rows, cols = np.nonzero(mask)
     return int(cols.min()), int(rows.min()), int(cols.max()) + 1, int(rows.max()) + 1
-
-
-def goal_state_scene(instance: TaskInstance) -> SceneSpec:
-    """The instance's scene with the manipulated object resting at the placement goal point.
-
-    The object frame of every task object is its bottom centre, so the goal point (on the surface)
-    is the frame position; orientation is kept.
-    """
-    if instance.placement is None or instance.manipulated is None:
-        raise ValueError(f"task {instance.task!r} has no placement goal (goal-state frames are for placement tasks)")
-    goal = tuple(float(v) for v in instance.placement.goal_point)
-    objects = tuple(
-        dataclasses.replace(o, pose=Pose(goal, o.pose.quat)) if o.name == instance.manipulated else o
-        for o in instance.scene.objects)
-    return dataclasses.replace(instance.scene, objects=objects)
 
 
 def png_bytes(rgb: np.ndarray) -> bytes:
