@@ -5,6 +5,11 @@
    asynchronous one (latency k: the model is called back to back and each chunk lands k steps
    later; inference still runs in-process, so this measures the extra calls, not overlap).
 2. Scripted-expert episodes per hour with 1 worker process vs 2 (one simulator per process).
+3. Navigation: scripted navigation-expert episodes per hour (full budget, stopped on arrival).
+4. Oracle IR cost per policy observation: one dot IR image (project the instructed box through the
+   head camera, draw the dot) vs one 224 x 224 head render, in milliseconds, side by side.
+
+Episode planning (the split manifests sample instances) happens before the clocks start.
 
 Episodes are capped at ``--max-steps`` so a run takes minutes; the ratios are what matter.
 
@@ -22,6 +27,8 @@ from pathlib import Path
 logger = logging.getLogger("benchmarks.rollout")
 POLICY_TASK = "reach_plate"
 SCRIPTED_TASKS = ["reach_plate", "reach_dice", "reach_tool", "reach_item"]
+NAV_TASKS = ["move_to_bookcase", "move_to_bathroom", "move_to_corner_booth"]
+IR_REPEATS = 200
 
 
 def _episodes_per_hour(run) -> tuple[float, int]:
@@ -41,8 +48,11 @@ def main() -> None:
     logger.setLevel(logging.INFO)
 
     from bspatial.construction.demos import record_demos
-    from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.runner import plan_episodes, run_rollouts
     from bspatial.modeling.train import train
+
+    for split, tasks in (("held_out", [POLICY_TASK, *SCRIPTED_TASKS]), ("navigation", NAV_TASKS)):
+        plan_episodes(split, tasks, args.episodes)  # cached in-process: the timings below exclude planning
 
     with tempfile.TemporaryDirectory(prefix="bspatial-rollout-bench-") as scratch:
         root = Path(scratch)
@@ -66,6 +76,34 @@ def main() -> None:
                 max_steps=args.max_steps, workers=count))
         logger.info("scripted experts on %d tasks: 1 worker %.0f episodes/h, 2 workers %.0f episodes/h, ratio %.2fx",
                     len(SCRIPTED_TASKS), workers[1][0], workers[2][0], workers[2][0] / workers[1][0])
+
+        nav = _episodes_per_hour(lambda: run_rollouts("scripted", "navigation", NAV_TASKS, root / "navigation",
+                                                      n_episodes=args.episodes))
+        logger.info("scripted navigation on %d tasks (full budget): %.0f episodes/h", len(NAV_TASKS), nav[0])
+    ir_ms, render_ms = _oracle_ir_cost()
+    logger.info("oracle dot IR %.2f ms per observation vs head render %.2f ms (IR/render %.2fx)", ir_ms, render_ms,
+                ir_ms / render_ms)
+
+
+def _oracle_ir_cost() -> tuple[float, float]:
+    """Milliseconds per oracle dot IR image and per head render, on one held-out reach instance."""
+    from bspatial.evaluation.rollout.ir import IRConditioner, OracleTarget
+    from bspatial.evaluation.rollout.runner import load_instance, plan_episodes
+    from bspatial.sim.mujoco_backend import MujocoBackend
+
+    with MujocoBackend() as backend:
+        instance, _ = load_instance(backend, plan_episodes("held_out", [POLICY_TASK], 1)[0])
+        conditioner = IRConditioner("dot", "oracle", OracleTarget(backend, instance))
+        head = backend.render("head")
+        start = time.perf_counter()
+        for _ in range(IR_REPEATS):
+            conditioner.images(head)
+        ir_ms = 1000 * (time.perf_counter() - start) / IR_REPEATS
+        start = time.perf_counter()
+        for _ in range(IR_REPEATS):
+            backend.render("head")
+        render_ms = 1000 * (time.perf_counter() - start) / IR_REPEATS
+    return ir_ms, render_ms
 
 
 if __name__ == "__main__":

@@ -83,6 +83,24 @@ def _register_subsystem_commands() -> None:
 _register_subsystem_commands()
 
 
+@app.command()
+def splits(
+    out: Annotated[Path, typer.Option("--out", help="Folder for training / held_out / prompt_probe / navigation .jsonl.")],
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Build seed: every scene seed derives from it.")] = 0,
+    n_training: Annotated[int, typer.Option("--n-training", min=1, help="Training configurations per task.")] = 200,
+) -> None:
+    """Write the split manifests: training configurations, held-out (469), prompt-probe (700), navigation (401)."""
+    from bspatial.construction.splits import write_manifests
+
+    try:
+        paths = write_manifests(out, seed=seed, n_training=n_training)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=1) from None
+    for path in paths.values():
+        typer.echo(str(path))
+
+
 @app.command(
     "train",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},

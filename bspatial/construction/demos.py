@@ -17,7 +17,7 @@ What one frame holds (DESIGN §4 keys):
   demonstration frame (where it came to rest), reprojected through that step's head camera;
 * ``task``: the instruction text (lerobot's task string).
 
-Per-episode extras (task name, variant, split, scene seed) are columns of lerobot's episode metadata
+Per-episode extras (task name, variant, split, scene seed, training index) are columns of lerobot's episode metadata
 (``meta/episodes/*.parquet``), next to ``tasks`` and ``length``: lerobot 0.6.1 has no API for extra
 episode fields, but ``load_episodes`` keeps every non-``stats/`` column, so ``meta.episodes["task_name"]``
 works and ``modeling.train`` samples uniformly over task names with ``task_column="task_name"``. The
@@ -27,6 +27,20 @@ Statistics: lerobot's dataset-level quantiles are averages of per-episode histog
 exact (DESIGN §3). :func:`_write_exact_quantiles` replaces every quantile key (q01 ... q99) of
 ``observation.state`` and ``action`` in ``meta/stats.json`` with ``numpy.quantile`` over all frames
 (numpy's default linear interpolation); mean / std / min / max stay lerobot's.
+
+Configurations: a task's demonstrations are recorded on its ``training`` split entries
+(:func:`bspatial.construction.splits.training_entry`) in order, so the prompt probe's
+``training_index`` / ``training_variant`` name the recorded demonstration; an entry the expert fails
+on is logged as rejected and the next entry is tried.
+
+Navigation (``suite="navigation"`` or navigation task names): the spawn of each training seed is
+validated in the simulator (:func:`bspatial.tasks.navigation.sample_validated_instance`) and the
+A* expert (:class:`bspatial.tasks.nav_expert.NavigationExpert`) drives to the destination; the features
+are the same. ``observation.ir_target`` is NaN on every navigation frame: the oracle IR of Appendix
+13.3 is defined for reach and placement targets only, and the paper's navigation policy is the
+frozen-VLM baseline without IR, so a made-up destination point would be a cue no evaluation uses.
+
+Paperback prefix augmentation (Appendix 16.8, ``paperback_prefix=True``): see :func:`paperback_prefix_spawn`.
 
 Everything is written into a temporary sibling of ``out`` and renamed into place at the end; a build
 that fails leaves nothing behind. A provenance file ``meta/bspatial_demos.json`` lists the build
@@ -40,7 +54,6 @@ import logging
 import os
 import shutil
 import tempfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -60,23 +73,39 @@ IMAGE_KEY = "observation.images.rgb.{camera}"
 STATE_KEY = "observation.state"
 ACTION_KEY = "action"
 IR_TARGET_KEY = "observation.ir_target"
-EPISODE_COLUMNS: tuple[str, ...] = ("task_name", "variant", "split", "scene_seed")
+EPISODE_COLUMNS: tuple[str, ...] = ("task_name", "variant", "split", "scene_seed", "training_index")
 """Per-episode extras added to ``meta/episodes`` (see the module docstring)."""
 EXACT_STATS_KEYS: tuple[str, ...] = (STATE_KEY, ACTION_KEY)
 MAX_ATTEMPTS_PER_EPISODE = 3
 """Attempts (fresh scene seeds) per wanted episode before a task gives up on it; ours, not the paper's."""
+SUITES: tuple[str, ...] = ("manipulation", "navigation")
+"""Demonstration datasets: the paper trains one manipulation and one navigation policy (Appendix 13.2)."""
+PAPERBACK_TASK = "reach_paperback_book"
+PREFIX_MAX_OFFSET_M = 1.2
+"""Paperback prefix: the largest lateral distance (m) from the original start to the bisector point on the
+start line (ours: keeps the base well inside the 5 m wide room, clear of the desk's sides); a layout
+whose bisector meets the start line farther out is recorded without a prefix (provenance says so)."""
+PREFIX_SPEED_M_S = 0.4      # base cruise speed of the prefix (the reach expert's BASE_SPEED_M_S)
+PREFIX_GAIN = 2.0           # 1/s proportional gain on position and yaw error
+PREFIX_POS_TOL_M = 0.01     # the prefix ends within this distance ...
+PREFIX_YAW_TOL_RAD = 0.02   # ... and this yaw error of the original start
+PREFIX_MAX_STEPS = 240      # 8 s at 30 Hz: 1.2 m at 0.4 m/s plus the turn and the slow final approach
 REPO_ID = "behavior-spatial/demos"
 PROVENANCE_FILE = "meta/bspatial_demos.json"
 
 
 def scene_seed(seed: int, task: str, attempt: int) -> int:
-    """The scene seed of a task's ``attempt``-th instance under build ``seed`` (stable across task lists).
+    """The scene seed of a task's ``attempt``-th training configuration under build ``seed``
+    (:func:`bspatial.construction.splits.split_seed`; stable across task lists, below 2**61).
 
     Example:
         >>> scene_seed(0, "reach_plate", 0) == scene_seed(0, "reach_plate", 0) != scene_seed(0, "reach_plate", 1)
         True
     """
-    return int(np.random.SeedSequence([seed, zlib.crc32(task.encode()), attempt]).generate_state(1)[0] >> 1)
+    from bspatial.construction.splits import split_seed
+    from bspatial.scoring.task_specs import canonical_task_name
+
+    return split_seed(seed, canonical_task_name(task), "training", attempt)
 
 
 def demo_features(cameras: Sequence[str] = CAMERAS, image_size: int = IMAGE_SIZE) -> dict:
@@ -101,6 +130,8 @@ class RecordedEpisode:
         head_cameras: per step, the head camera's (K, T_world_cam).
         reach_boxes: per step, the instructed object's (8, 3) box corners (reach tasks; empty otherwise).
         final_box: the manipulated object's (8, 3) corners after the last step (placement tasks).
+        base_poses: per step, the measured (x, y, yaw) base pose the step started from.
+        prefix_steps: steps of the paperback prefix (Appendix 16.8) before the expert took over; 0 without.
     """
 
     instance: object
@@ -110,6 +141,8 @@ class RecordedEpisode:
     head_cameras: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     reach_boxes: list[np.ndarray] = field(default_factory=list)
     final_box: np.ndarray | None = None
+    base_poses: list[np.ndarray] = field(default_factory=list)
+    prefix_steps: int = 0
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -119,6 +152,8 @@ class RecordedEpisode:
         from bspatial.modeling.ir_rendering import target_pixel
 
         out = np.full((len(self), 2), np.nan, np.float32)
+        if not self.reach_boxes and self.final_box is None:   # navigation: no oracle IR target
+            return out
         for t, (K, pose) in enumerate(self.head_cameras):
             box = self.reach_boxes[t] if self.reach_boxes else self.final_box
             pixel = target_pixel(box, K, pose, (IMAGE_SIZE, IMAGE_SIZE), out_size=IMAGE_SIZE)
@@ -138,7 +173,7 @@ class _RecordingPolicy:
 
     def __init__(self, backend, expert, episode: RecordedEpisode) -> None:
         self.backend, self.expert, self.episode = backend, expert, episode
-        self.reach = episode.instance.manipulated is None
+        self.reach = episode.instance.family in ("reach", "reach_base_proximity")
 
     def __call__(self, observation) -> np.ndarray:
         action = np.asarray(self.expert(observation), np.float32)
@@ -147,13 +182,100 @@ class _RecordingPolicy:
         ep.states.append(np.asarray(observation.state.proprio, np.float32))
         ep.actions.append(action.copy())
         ep.head_cameras.append((head.K, head.T_world_cam))
+        ep.base_poses.append(np.asarray(observation.state.base_pose, np.float64).copy())
         if self.reach:
             ep.reach_boxes.append(_corners(self.backend.object_bbox(ep.instance.target)))
         return action
 
 
-def record_episode(backend, instance, split: str = "train") -> tuple[RecordedEpisode | None, str]:
+class _PrefixPolicy:
+    """Appendix 16.8 prefix: drive the base (holonomic, arms held) from the augmented spawn to the
+    original start pose, then hand every further step to the expert, whose script starts there."""
+
+    def __init__(self, backend, expert, start) -> None:
+        self.backend, self.expert = backend, expert
+        self.goal = np.array([start.x, start.y, start.yaw], float)
+        self.steps, self.done = 0, False
+        self._hold: np.ndarray | None = None
+
+    def __call__(self, observation) -> np.ndarray:
+        import math
+
+        from bspatial.sim.backend import ACTION_SLICES
+
+        if not self.done:
+            x, y, yaw = (float(v) for v in observation.state.base_pose)
+            err = self.goal[:2] - (x, y)
+            yaw_err = math.remainder(self.goal[2] - yaw, math.tau)
+            arrived = np.linalg.norm(err) < PREFIX_POS_TOL_M and abs(yaw_err) < PREFIX_YAW_TOL_RAD
+            if arrived or self.steps >= PREFIX_MAX_STEPS:
+                if not arrived:
+                    logger.warning("paperback prefix stopped %.3f m / %.3f rad short of the start after %d steps",
+                                   np.linalg.norm(err), yaw_err, self.steps)
+                self.done = True
+            else:
+                if self._hold is None:
+                    self._hold = self.backend.hold_action()
+                v = PREFIX_GAIN * err
+                speed = float(np.linalg.norm(v))
+                if speed > PREFIX_SPEED_M_S:
+                    v *= PREFIX_SPEED_M_S / speed
+                c, s = math.cos(yaw), math.sin(yaw)   # world velocity -> robot frame (action 0:3)
+                action = self._hold.copy()
+                action[ACTION_SLICES["base"]] = (c * v[0] + s * v[1], -s * v[0] + c * v[1], PREFIX_GAIN * yaw_err)
+                self.steps += 1
+                return action
+        return self.expert(observation)
+
+
+def paperback_prefix_spawn(instance):
+    """Appendix 16.8: the augmented start of a reach_paperback_book demonstration, or None.
+
+    The paper's layout has two candidate books; ours has three, so the two candidates are the books the
+    instruction's relation can select for its reference object: the closest and the farthest
+    (``instance.measurements["distance_to_reference"]``), one of which is the instructed target. The
+    augmented spawn is the point of their perpendicular bisector (xy, box centres) on the robot's start
+    line (through the original start, along the robot's lateral axis), so the prefix is a sideways
+    base motion that never nears the desk, facing the books' midpoint so that neither book is favoured
+    by the first view; the prefix then drives to the original start pose. Returns None when the
+    bisector meets the start line more than :data:`PREFIX_MAX_OFFSET_M` away (books nearly one behind
+    the other) or not at all.
+
+    Returns:
+        ``(spawn, (book_a, book_b))`` with ``spawn`` a :class:`~bspatial.sim.spec.RobotSpawn`, or None.
+    """
+    import dataclasses
+    import math
+
+    from bspatial.tasks.geometry import object_box
+
+    if instance.task != PAPERBACK_TASK:
+        raise ValueError(f"the paperback prefix applies to task {PAPERBACK_TASK!r} only, got {instance.task!r}")
+    distances = instance.measurements["distance_to_reference"]
+    books = (min(distances, key=distances.get), max(distances, key=distances.get))
+    objects = {o.name: o for o in instance.scene.objects}
+    a, b = (object_box(objects[n]).center[:2] for n in books)
+    start = instance.scene.robot
+    s = np.array([start.x, start.y])
+    lateral = np.array([-math.sin(start.yaw), math.cos(start.yaw)])
+    mid, chord = (a + b) / 2, b - a
+    denominator = float(lateral @ chord)
+    if abs(denominator) < 1e-9:
+        return None
+    t = float((mid - s) @ chord) / denominator     # (s + t * lateral - mid) . chord = 0
+    if abs(t) > PREFIX_MAX_OFFSET_M:
+        return None
+    p = s + t * lateral
+    yaw = math.atan2(mid[1] - p[1], mid[0] - p[0])
+    return dataclasses.replace(start, x=float(p[0]), y=float(p[1]), yaw=yaw), books
+
+
+def record_episode(backend, instance, split: str = "train", *, prefix_to=None) -> tuple[RecordedEpisode | None, str]:
     """Run the scripted expert on ``instance`` with the policy cameras; (episode, "") if scored correct.
+
+    Args:
+        prefix_to: a :class:`~bspatial.sim.spec.RobotSpawn` to drive the base to before the expert starts
+            (the paperback prefix; ``instance.scene.robot`` is then the augmented spawn).
 
     Returns ``(None, reason)`` for an episode the rules do not score ``correct`` (reason: the outcome
     label, or the status for a sim error).
@@ -163,14 +285,34 @@ def record_episode(backend, instance, split: str = "train") -> tuple[RecordedEpi
 
     backend.load(instance.scene)
     episode = RecordedEpisode(instance)
-    policy = _RecordingPolicy(backend, make_expert(backend, instance), episode)
+    expert = make_expert(backend, instance)
+    prefix = None if prefix_to is None else _PrefixPolicy(backend, expert, prefix_to)
+    policy = _RecordingPolicy(backend, expert if prefix is None else prefix, episode)
     result = run_episode(backend, instance, policy, split=split, cameras=CAMERAS)
+    episode.prefix_steps = 0 if prefix is None else prefix.steps
     if result.status == "sim_error":
         return None, f"sim_error: {result.message}"
     if result.outcome is None or result.outcome.outcome != "correct":
         return None, f"outcome {result.outcome.outcome if result.outcome else None} ({result.status})"
     if instance.manipulated is not None:
         episode.final_box = _corners(backend.object_bbox(instance.manipulated))
+    return episode, ""
+
+
+def record_navigation_episode(backend, task: str, seed: int, split: str = "train") -> tuple[RecordedEpisode | None, str]:
+    """Validate ``seed``'s spawn in the simulator, run the navigation expert; (episode, "") on success."""
+    from bspatial.tasks.episode import run_episode
+    from bspatial.tasks.nav_expert import NavigationExpert
+    from bspatial.tasks.navigation import sample_validated_instance
+
+    instance, _ = sample_validated_instance(backend, task, seed)   # loads the scene; ValueError: no valid spawn
+    episode = RecordedEpisode(instance)
+    policy = _RecordingPolicy(backend, NavigationExpert(backend, instance), episode)
+    result = run_episode(backend, instance, policy, split=split, cameras=CAMERAS)
+    if result.status == "sim_error":
+        return None, f"sim_error: {result.message}"
+    if result.outcome is None or result.outcome.outcome != "correct":
+        return None, f"outcome {result.outcome.outcome if result.outcome else None} ({result.status})"
     return episode, ""
 
 
@@ -210,36 +352,68 @@ def _add_episode_columns(root: Path, rows: dict[int, dict]) -> None:
         pq.write_table(table, path, compression="snappy")
 
 
-def _record_all(dataset, backend, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str):
-    """Record and write every task's episodes; returns (episode rows, rejections, state / action frames)."""
+def _record_one(backend, name: str, entry, split: str, paperback_prefix: bool):
+    """(episode or None, reason, provenance extras) for one training entry."""
     from bspatial.tasks import get_task, sample_instance
+
+    if get_task(name).spec.is_navigation:
+        episode, reason = record_navigation_episode(backend, name, entry.seed, split)
+        return episode, reason, {}
+    instance = sample_instance(name, entry.variant, entry.seed)
+    if not (paperback_prefix and name == PAPERBACK_TASK):
+        episode, reason = record_episode(backend, instance, split)
+        return episode, reason, {}
+    import dataclasses
+
+    augmented = paperback_prefix_spawn(instance)
+    if augmented is None:
+        logger.warning("demo %s seed %d: bisector meets the start line beyond %.1f m; recorded without prefix",
+                       name, entry.seed, PREFIX_MAX_OFFSET_M)
+        episode, reason = record_episode(backend, instance, split)
+        return episode, reason, {"prefix": None}
+    spawn, books = augmented
+    start = instance.scene.robot
+    moved = dataclasses.replace(instance, scene=dataclasses.replace(instance.scene, robot=spawn),
+                                step_budget=instance.step_budget + PREFIX_MAX_STEPS)
+    episode, reason = record_episode(backend, moved, split, prefix_to=start)
+    extras = {"prefix": {"books": list(books), "spawn": [spawn.x, spawn.y, spawn.yaw],
+                         "original_start": [start.x, start.y, start.yaw]}}
+    if episode is not None:
+        extras["prefix"]["steps"] = episode.prefix_steps
+        extras["prefix"]["measured_start"] = episode.base_poses[0].tolist()
+    return episode, reason, extras
+
+
+def _record_all(dataset, backend, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str,
+                paperback_prefix: bool = False):
+    """Record and write every task's episodes on its training entries, in order; returns (episode rows,
+    rejections, state / action frames)."""
+    from bspatial.construction.splits import training_entry
 
     rows: dict[int, dict] = {}
     rejected: list[dict] = []
     states, actions = [], []
     for name in tasks:
-        variants = get_task(name).variants
         kept = 0
         for attempt in range(episodes_per_task * MAX_ATTEMPTS_PER_EPISODE):
             if kept == episodes_per_task:
                 break
-            variant, instance_seed = variants[kept % len(variants)], scene_seed(seed, name, attempt)
+            entry = training_entry(name, attempt, seed)
+            key = {"task_name": name, "variant": entry.variant, "scene_seed": entry.seed, "training_index": entry.index}
             try:
-                instance = sample_instance(name, variant, instance_seed)
-                episode, reason = record_episode(backend, instance, split)
-            except ValueError as error:  # a layout that cannot meet its margins
-                episode, reason = None, f"sampling failed: {error}"
+                episode, reason, extras = _record_one(backend, name, entry, split, paperback_prefix)
+            except ValueError as error:  # a layout that cannot meet its margins, a spawn that never validates
+                episode, reason, extras = None, f"sampling failed: {error}", {}
             if episode is None:
-                logger.warning("demo %s/%s seed %d rejected: %s", name, variant, instance_seed, reason)
-                rejected.append({"task_name": name, "variant": variant, "scene_seed": instance_seed, "reason": reason})
+                logger.warning("demo %s/%s seed %d rejected: %s", name, entry.variant, entry.seed, reason)
+                rejected.append({**key, "reason": reason, **extras})
                 continue
             _write_episode(dataset, episode)
-            rows[len(rows)] = {"task_name": name, "variant": variant, "split": split, "scene_seed": instance_seed,
-                               "length": len(episode)}
+            rows[len(rows)] = {**key, "split": split, "length": len(episode), **extras}
             states.append(np.stack(episode.states))
             actions.append(np.stack(episode.actions))
             kept += 1
-            logger.info("demo %s/%s seed %d: %d frames", name, variant, instance_seed, len(episode))
+            logger.info("demo %s/%s seed %d: %d frames", name, entry.variant, entry.seed, len(episode))
         if kept < episodes_per_task:
             logger.warning("task %s: %d of %d demonstrations recorded", name, kept, episodes_per_task)
     if not rows:
@@ -248,19 +422,24 @@ def _record_all(dataset, backend, tasks: Sequence[str], episodes_per_task: int, 
 
 
 def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, episodes_per_task: int = 2,
-                 seed: int = 0, split: str = "train", *, overwrite: bool = False) -> Path:
+                 seed: int = 0, split: str = "train", *, overwrite: bool = False, suite: str = "manipulation",
+                 paperback_prefix: bool = False) -> Path:
     """Record scripted-expert demonstrations of ``tasks`` into one LeRobot v3 dataset at ``out``.
 
     Args:
         out: the dataset folder to create (``meta/``, ``data/``, ``videos/``).
-        tasks: task names (any spelling :func:`bspatial.tasks.get_task` accepts); default: the 15
-            manipulation tasks.
+        tasks: task names (any spelling :func:`bspatial.tasks.get_task` accepts, navigation included);
+            default: the tasks of ``suite``.
         episodes_per_task: correct episodes wanted per task; each task tries at most
             :data:`MAX_ATTEMPTS_PER_EPISODE` times as many scene seeds.
         seed: build seed; scene seeds derive from it, the task name and the attempt index.
         split: the split recorded in the traces and the episode metadata
             (:data:`bspatial.scoring.trace.SPLITS`).
         overwrite: replace an existing ``out``.
+        suite: "manipulation" (the 15 manipulation tasks) or "navigation" (the 10 navigation tasks):
+            the default task list.
+        paperback_prefix: prefix every reach_paperback_book demonstration with base motion from the
+            candidate books' perpendicular bisector (Appendix 16.8, :func:`paperback_prefix_spawn`).
 
     Returns:
         ``out`` as a Path.
@@ -269,6 +448,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         FileExistsError: ``out`` exists and ``overwrite`` is False.
         ValueError: bad arguments, or no episode at all was scored correct.
     """
+    from bspatial.scoring.task_specs import NAVIGATION_TASKS
     from bspatial.scoring.trace import SPLITS
     from bspatial.tasks import get_task, task_names
 
@@ -280,14 +460,17 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         raise ValueError(f"episodes_per_task must be >= 1, got {episodes_per_task!r}")
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    names = [get_task(t).name for t in (task_names() if tasks is None else tasks)]
+    if suite not in SUITES:
+        raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
+    default = task_names() if suite == "manipulation" else NAVIGATION_TASKS
+    names = [get_task(t).name for t in (default if tasks is None else tasks)]
     if out.exists() and not overwrite:
         raise FileExistsError(f"{str(out)!r} exists; pass overwrite=True to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     try:
         root = tmp / "dataset"
-        counts = _build(root, names, episodes_per_task, seed, split)
+        counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix)
         if out.exists():
             shutil.rmtree(out)
         os.replace(root, out)
@@ -298,7 +481,8 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
     return out
 
 
-def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, split: str) -> dict[str, int]:
+def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, split: str,
+           paperback_prefix: bool = False) -> dict[str, int]:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     from bspatial.sim.mujoco_backend import CONTROL_DT, MujocoBackend
@@ -309,7 +493,7 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
                                     robot_type="r1pro")
     backend = MujocoBackend(camera_size=IMAGE_SIZE)
     try:
-        rows, rejected, frames = _record_all(dataset, backend, names, episodes_per_task, seed, split)
+        rows, rejected, frames = _record_all(dataset, backend, names, episodes_per_task, seed, split, paperback_prefix)
     finally:
         backend.close()
         dataset.finalize()  # after the last save_episode (DESIGN §3)
@@ -319,10 +503,12 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
     if images.is_dir() and not any(p.is_file() for p in images.rglob("*")):
         shutil.rmtree(images)
     provenance = {"tasks": names, "episodes_per_task": episodes_per_task, "seed": seed, "split": split, "fps": FPS,
+                  "paperback_prefix": paperback_prefix,
                   "episodes": [{"episode_index": i, **row} for i, row in rows.items()], "rejected": rejected}
     (root / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2))
     return {"episodes": len(rows), "frames": int(len(frames[ACTION_KEY])), "rejected": len(rejected)}
 
 
-__all__ = ["CAMERAS", "EPISODE_COLUMNS", "FPS", "IR_TARGET_KEY", "RecordedEpisode", "demo_features", "record_demos",
-           "record_episode", "scene_seed"]
+__all__ = ["CAMERAS", "EPISODE_COLUMNS", "FPS", "IR_TARGET_KEY", "PREFIX_MAX_OFFSET_M", "RecordedEpisode", "SUITES",
+           "demo_features", "paperback_prefix_spawn", "record_demos", "record_episode", "record_navigation_episode",
+           "scene_seed"]

@@ -10,12 +10,17 @@ import typer
 
 def demos_command(
     out: Path = typer.Option(..., "--out", help="Dataset folder to create (LeRobot v3: meta/, data/, videos/)."),
-    tasks: Optional[list[str]] = typer.Option(None, "--task", help="Task name (repeatable); default: all 15 "
-                                              "manipulation tasks."),
+    tasks: Optional[list[str]] = typer.Option(None, "--task", help="Task name (repeatable); default: the "
+                                              "tasks of --suite."),
     episodes_per_task: int = typer.Option(2, "--episodes-per-task", min=1, help="Correct episodes wanted per task."),
-    seed: int = typer.Option(0, "--seed", help="Build seed: scene seeds derive from it, the task and the attempt."),
+    seed: int = typer.Option(0, "--seed", help="Build seed: demos use the training split "
+                      "entries of this seed (`bspatial splits --seed`)."),
     split: str = typer.Option("train", "--split", help="Split recorded in the traces and episode metadata."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out."),
+    suite: str = typer.Option("manipulation", "--suite", help="Default task list: 'manipulation' (15 tasks) or "
+                              "'navigation' (10 tasks, A* expert, validated spawns)."),
+    paperback_prefix: bool = typer.Option(False, "--paperback-prefix", help="Prefix reach_paperback_book demos with "
+                                          "base motion from the candidate books' bisector (Appendix 16.8)."),
 ) -> None:
     """Record scripted-expert demonstrations as one LeRobot v3 dataset (video cameras, exact q01/q99)."""
     import logging
@@ -26,7 +31,7 @@ def demos_command(
     start = time.perf_counter()
     try:
         path = record_demos(out, tasks=tasks or None, episodes_per_task=episodes_per_task, seed=seed, split=split,
-                            overwrite=overwrite)
+                            overwrite=overwrite, suite=suite, paperback_prefix=paperback_prefix)
     except (ValueError, FileExistsError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None

@@ -15,7 +15,7 @@ import typer
 
 def rollout(
     policy: Annotated[str, typer.Option(help="'scripted' (task experts), 'random', or a BSpatialVLA checkpoint folder.")],
-    split: Annotated[str, typer.Option(help="Evaluation split: held_out or prompt_probe (navigation: not yet).")] = "held_out",
+    split: Annotated[str, typer.Option(help="Evaluation split: held_out, prompt_probe (manipulation) or navigation (Table S11).")] = "held_out",
     tasks: Annotated[Optional[list[str]], typer.Option("--tasks", help="Task name (repeatable); default: every task of the split.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<policy>-<split>); reruns resume there.")] = None,
     n_episodes: Annotated[Optional[int], typer.Option(min=1, help="Episodes per task (default: the Table S2 count).")] = None,
@@ -24,6 +24,11 @@ def rollout(
     max_steps: Annotated[Optional[int], typer.Option(min=1, help="Cap on each episode's step budget (smoke runs).")] = None,
     latency_steps: Annotated[int, typer.Option(min=0, help="Checkpoints: 0 = synchronous controller, k = async with k-step latency.")] = 0,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    ir: Annotated[Optional[str], typer.Option(
+        help="IR checkpoints: oracle (simulator target, the default), predicted (a grounding VLM, needs "
+             "--ir-model) or none (unmarked IR image).")] = None,
+    ir_model: Annotated[Optional[str], typer.Option(
+        help="--ir predicted: the grounding VLM's backend spec, e.g. chance, openai:<url>#<model>, a hub id.")] = None,
 ) -> None:
     """Roll out a policy on an evaluation split; one result file per episode, then the Table 4 / per-task tables."""
     from bspatial.evaluation.rollout.runner import run_rollouts
@@ -32,7 +37,8 @@ def rollout(
     out = out or Path("runs") / f"{Path(policy).name}-{split}"
     try:
         summary = run_rollouts(policy, split, tasks, out, n_episodes=n_episodes, workers=workers, seed=seed,
-                               max_steps=max_steps, latency_steps=latency_steps, progress=progress)
+                               max_steps=max_steps, latency_steps=latency_steps, progress=progress, ir=ir,
+                               ir_model=ir_model)
         written = write_tables([out], out / "tables")
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
@@ -40,7 +46,9 @@ def rollout(
     except KeyboardInterrupt:
         typer.echo(f"interrupted: rerun the same command to resume {out}", err=True)
         raise typer.Exit(code=130) from None
-    typer.echo(written["table4.md"].read_text())
+    for name in ("table4.md", "table_s11.md"):
+        if name in written:
+            typer.echo(written[name].read_text())
     typer.echo(f"{summary.ran} episodes run, {summary.skipped_existing} already done, {summary.errors} crashed"
                + (f", tasks without an expert skipped: {', '.join(summary.skipped_tasks)}" if summary.skipped_tasks else "")
                + f" -> {out}")

@@ -13,19 +13,30 @@ Policies (``policy_spec``):
 * ``"random"``: uniform targets within the joint limits and small base velocities, redrawn every
   :data:`RANDOM_HOLD_STEPS` steps, seeded per episode (the lower reference row);
 * a checkpoint folder: a BSpatialVLA model + processor (``save_pretrained``) driven through the
-  Appendix 16.3 controller (:mod:`bspatial.evaluation.rollout.controller`).
+  Appendix 16.3 controller (:mod:`bspatial.evaluation.rollout.controller`). IR checkpoints
+  (``ir_mode`` dot / attn_map, optionally ``first_frame_anchor``) get their IR image at every policy
+  observation from the run's IR source (:mod:`bspatial.evaluation.rollout.ir`): ``oracle`` (default),
+  ``predicted`` (a grounding VLM) or ``none``.
 
-Episodes (provisional): episode ``i`` of a task uses variant ``variants[i % len(variants)]`` and
-seed ``SPLIT_SEED_BASE[split] + i``; the per-task counts are Table S2's (``n_heldout``,
-``n_prompt_probe``) unless ``n_episodes`` is given. The held-out and prompt-probe manifests of the
-construction issue will replace this plan; the seed bases keep evaluation seeds far from training seeds.
+Splits: ``held_out`` and ``prompt_probe`` run the manipulation tasks; ``navigation`` runs the 10
+navigation tasks (Table S11), each spawn drawn and physically validated by
+:func:`bspatial.tasks.navigation.sample_validated_instance` (Appendix 13.4); the scripted policy there
+is the grid-A* navigation expert (:mod:`bspatial.tasks.nav_expert`).
+
+Episodes come from the split manifests of :mod:`bspatial.construction.splits` (build seed
+:data:`SPLIT_BUILD_SEED`): held-out entries pair unseen scene seeds with relation-reversed variants,
+prompt-probe entries reuse training scenes with a variant whose target differs, navigation entries are
+held-out spawn seeds; Table S2's per-task counts (469 / 700 / 401 in all). ``n_episodes`` keeps the first
+``n`` entries of each task (smoke runs).
 
 A crashed episode (any exception: a policy returning the wrong action shape, a model error) is written
 with status ``"error"`` and its message, and counts as a failure (outcome ``"none"``); the run goes on.
 
 Result file (``<out>/episodes/<task>-<index>.json``): task, variant, seed, split, index, policy,
 instruction, status ("decided" / "timeout" / "sim_error" / "error"), outcome, soft_credit, detail,
-steps, message, trace (:meth:`EpisodeTrace.to_dict`, or null).
+steps, message, trace (:meth:`EpisodeTrace.to_dict`, or null), ir (IR checkpoints: source, mode,
+observations, observations without a target, and for predicted IR the VLM queries and failed
+predictions; else null), spawn (navigation: the spawn validation's measurements; else null).
 """
 
 from __future__ import annotations
@@ -45,9 +56,13 @@ from bspatial.evaluation.vlm.run_files import atomic_write
 logger = logging.getLogger(__name__)
 
 ROLLOUT_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe", "navigation")
-"""Closed-loop protocols of Section 4.3 / 5.1 (navigation needs navigation scene generators: refused for now)."""
-SPLIT_SEED_BASE: dict[str, int] = {"held_out": 1_000_000, "prompt_probe": 2_000_000}
-"""Provisional: episode i of a split uses seed base + i, until the construction issue's split manifests land."""
+"""Closed-loop protocols of Section 4.3 / 5.1: manipulation held-out and prompt probe, navigation (Table S11)."""
+SPLIT_BUILD_SEED = 0
+"""Build seed of the split manifests (:data:`bspatial.construction.splits.DEFAULT_BUILD_SEED`, what
+``bspatial build`` writes); recorded in the run manifest so a resumed run plans the same episodes."""
+NAVIGATION_TRACE_SPLIT = "held_out"
+"""Trace split of navigation episodes: Appendix 13.4 calls them "held-out navigation instances" (the trace
+schema's splits are train / development / held_out / prompt_probe); the result file keeps split "navigation"."""
 POLICY_KINDS: tuple[str, ...] = ("scripted", "random")
 """Built-in policies; any other spec must be a checkpoint folder."""
 
@@ -99,14 +114,17 @@ class RolloutSummary:
 def _check_split(split: str) -> str:
     if split not in ROLLOUT_SPLITS:
         raise ValueError(f"unknown split {split!r}; known splits: {', '.join(ROLLOUT_SPLITS)}")
-    if split == "navigation":
-        raise ValueError("split 'navigation' needs navigation scene generators, which no task has yet; "
-                         f"runnable splits: {', '.join(SPLIT_SEED_BASE)}")
     return split
 
 
 def _split_count(spec, split: str) -> int:
-    return spec.n_heldout if split == "held_out" else spec.n_prompt_probe
+    return {"held_out": spec.n_heldout, "prompt_probe": spec.n_prompt_probe, "navigation": spec.n_navigation}[split]
+
+
+def _split_registry(split: str):
+    from bspatial.tasks.registry import NAVIGATION_REGISTRY, REGISTRY
+
+    return NAVIGATION_REGISTRY if split == "navigation" else REGISTRY
 
 
 def resolve_tasks(split: str, tasks: Sequence[str] | None) -> list[str]:
@@ -116,10 +134,10 @@ def resolve_tasks(split: str, tasks: Sequence[str] | None) -> list[str]:
         ValueError: unknown split or task (listing the known ones), or a task with no episodes in the split.
     """
     from bspatial.scoring.task_specs import TASKS, canonical_task_name
-    from bspatial.tasks.registry import REGISTRY
 
     _check_split(split)
-    known = [n for n in REGISTRY if _split_count(TASKS[n], split) > 0]
+    registry = _split_registry(split)
+    known = [n for n in registry if _split_count(TASKS[n], split) > 0]
     if not tasks:
         return known
     names = []
@@ -128,7 +146,7 @@ def resolve_tasks(split: str, tasks: Sequence[str] | None) -> list[str]:
             canonical = canonical_task_name(name)
         except ValueError:
             canonical = None
-        if canonical not in REGISTRY:
+        if canonical not in registry:
             raise ValueError(f"unknown task {name!r}; known tasks for split {split!r}: {', '.join(known)}")
         if canonical not in known:
             raise ValueError(f"task {name!r} has no {split} episodes (Table S2); known tasks: {', '.join(known)}")
@@ -137,24 +155,22 @@ def resolve_tasks(split: str, tasks: Sequence[str] | None) -> list[str]:
     return [n for n in known if n in names]
 
 
-def plan_episodes(split: str, tasks: Sequence[str] | None = None, n_episodes: int | None = None) -> list[EpisodeSpec]:
-    """The episodes of ``split`` for ``tasks`` (see the module docstring for the provisional seeds).
+def plan_episodes(split: str, tasks: Sequence[str] | None = None, n_episodes: int | None = None,
+                  build_seed: int = SPLIT_BUILD_SEED) -> list[EpisodeSpec]:
+    """The episodes of ``split`` for ``tasks``: the split manifest's entries, the first ``n_episodes`` per task.
 
     Example:
-        >>> [(e.task, e.variant, e.seed) for e in plan_episodes("held_out", ["reach_plate"], 2)]
-        [('reach_plate', 'largest', 1000000), ('reach_plate', '2nd largest', 1000001)]
+        >>> [(e.task, e.variant, e.index) for e in plan_episodes("held_out", ["reach_plate"], 2)]
+        [('reach_plate', '2nd largest', 0), ('reach_plate', 'smallest', 1)]
     """
-    from bspatial.scoring.task_specs import TASKS
+    from bspatial.construction.splits import split_episodes
 
-    if n_episodes is not None and n_episodes < 1:
-        raise ValueError(f"n_episodes must be >= 1, got {n_episodes!r}")
-    plan = []
-    for task in resolve_tasks(split, tasks):
-        spec = TASKS[task]
-        n = _split_count(spec, split) if n_episodes is None else n_episodes
-        for i in range(n):
-            plan.append(EpisodeSpec(task, spec.variants[i % len(spec.variants)], SPLIT_SEED_BASE[split] + i, split, i))
-    return plan
+    if n_episodes is not None and (isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 1):
+        raise ValueError(f"n_episodes must be an int >= 1, got {n_episodes!r}")
+    names = resolve_tasks(split, tasks)
+    entries = split_episodes(split, names, seed=build_seed) if names else []
+    return [EpisodeSpec(e.task, e.variant, e.seed, e.split, e.index) for e in entries
+            if n_episodes is None or e.index < n_episodes]
 
 
 def check_policy_spec(policy_spec: str) -> str:
@@ -166,6 +182,41 @@ def check_policy_spec(policy_spec: str) -> str:
         raise ValueError(f"policy must be one of {POLICY_KINDS} or a checkpoint folder with config.json, "
                          f"got {policy_spec!r}")
     return str(path.resolve())
+
+
+def checkpoint_ir_mode(policy_spec: str) -> str:
+    """``config.ir_mode`` of a checkpoint folder read from its config.json (no torch); "none" for built-ins."""
+    if policy_spec in POLICY_KINDS:
+        return "none"
+    config = json.loads((Path(policy_spec) / "config.json").read_text())
+    return str(config.get("ir_mode", "none"))
+
+
+def resolve_ir(policy_spec: str, split: str, ir: str | None = None, ir_model: str | None = None):
+    """The run's :class:`~bspatial.evaluation.rollout.ir.IRSettings`, checked against the policy and split.
+
+    ``ir=None`` means: ``"oracle"`` for an IR checkpoint on a manipulation split, ``"none"`` otherwise.
+    Only IR checkpoints take an IR source, and navigation has no IR target (the paper's navigation policy
+    has no IR variant); an explicit source for anything else is refused.
+
+    Raises:
+        ValueError: naming the bad field and value.
+    """
+    from bspatial.evaluation.rollout.ir import IR_CHECKPOINT_MODES, IRSettings
+    from bspatial.evaluation.vlm.backends import parse_spec
+
+    takes_ir = checkpoint_ir_mode(policy_spec) in IR_CHECKPOINT_MODES and split != "navigation"
+    if ir is None:
+        ir = "oracle" if takes_ir else "none"
+    settings = IRSettings(ir, ir_model)
+    if settings.source != "none" and not takes_ir:
+        why = ("navigation tasks have no IR target" if split == "navigation" else
+               f"policy {policy_spec!r} has no IR image slot (ir_mode={checkpoint_ir_mode(policy_spec)!r})")
+        raise ValueError(f"ir={settings.source!r} needs a checkpoint with ir_mode in {IR_CHECKPOINT_MODES} on a "
+                         f"manipulation split; {why}")
+    if settings.model is not None:
+        parse_spec(settings.model)  # an unknown backend kind is refused before any simulator starts
+    return settings
 
 
 # ---- policies ----------------------------------------------------------------------------------
@@ -231,26 +282,39 @@ class CheckpointPredictor:
         self.model = AutoModel.from_pretrained(path).eval()
         self.processor = AutoProcessor.from_pretrained(path)
         config = self.model.config
-        if config.ir_mode != "none":
-            raise ValueError(f"checkpoint {path!r} has ir_mode={config.ir_mode!r}; oracle / predicted IR rollouts "
-                             "are not wired yet (issue 7, next slice)")
         if config.state_dim != PROPRIO_DIM:
             raise ValueError(f"checkpoint {path!r} has state_dim={config.state_dim}; the simulator's proprioceptive "
                              f"state has {PROPRIO_DIM} dims")
         self.cameras = list(config.camera_names)
+        self.ir_mode, self.anchor = config.ir_mode, bool(config.first_frame_anchor)
+        # The processor draws the cue on the head camera, or the first camera without one; so do we.
+        self.ir_camera = "head" if "head" in self.cameras else self.cameras[0]
         self.horizon, self.action_dim = config.chunk_size, config.action_dim
         self.generator = torch.Generator()
+        self.last_batch: dict[str, Any] | None = None  # the raw inputs of the latest chunk (logs, tests)
 
     def reseed(self, seed: int) -> None:
         self.generator.manual_seed(int(seed))
 
-    def __call__(self, observation, render: Callable[[str], Any]) -> np.ndarray:
+    def _image(self, rgb: np.ndarray):
+        return self.torch.from_numpy(np.ascontiguousarray(rgb)).permute(2, 0, 1)[None]
+
+    def __call__(self, observation, render: Callable[[str], Any], ir=None) -> np.ndarray:
+        """One chunk from ``observation``; ``ir`` (an :class:`~bspatial.evaluation.rollout.ir.IRConditioner`)
+        is required by IR checkpoints and adds ``observation.images.ir`` (and ``.anchor``)."""
         torch = self.torch
         batch: dict[str, Any] = {"observation.state": torch.as_tensor(observation.state.proprio, dtype=torch.float32)[None],
                                  "task": observation.instruction}
+        frames = {}
         for cam in self.cameras:
-            frame = observation.images.get(cam) or render(cam)
-            batch[f"observation.images.rgb.{cam}"] = torch.from_numpy(np.ascontiguousarray(frame.rgb)).permute(2, 0, 1)[None]
+            frames[cam] = observation.images.get(cam) or render(cam)
+            batch[f"observation.images.rgb.{cam}"] = self._image(frames[cam].rgb)
+        if self.ir_mode != "none":
+            if ir is None:
+                raise ValueError(f"checkpoint has ir_mode={self.ir_mode!r}: an IR conditioner is required")
+            for name, image in ir.images(frames[self.ir_camera]).items():
+                batch[f"observation.images.{name}"] = self._image(image)
+        self.last_batch = batch
         inputs = self.processor(batch)
         normalized = self.model.sample_actions(inputs, generator=self.generator)
         return self.processor.unnormalize_actions(normalized)[0].numpy()
@@ -259,10 +323,34 @@ class CheckpointPredictor:
 _PREDICTORS: dict[str, CheckpointPredictor] = {}  # one loaded checkpoint per process
 
 
-def make_policy(policy_spec: str, backend, instance, seed: int, latency_steps: int = 0):
-    """The per-step policy for one episode (``instance`` already loaded into ``backend``)."""
+class EpisodePredictor:
+    """``observation -> chunk`` for one episode: the shared checkpoint, this episode's renderer and IR.
+
+    Attributes:
+        predictor: the process's :class:`CheckpointPredictor`.
+        conditioner: the episode's :class:`~bspatial.evaluation.rollout.ir.IRConditioner` (IR checkpoints), else None.
+    """
+
+    def __init__(self, predictor: CheckpointPredictor, backend, conditioner=None) -> None:
+        self.predictor, self.backend, self.conditioner = predictor, backend, conditioner
+
+    def __call__(self, observation) -> np.ndarray:
+        return self.predictor(observation, self.backend.render, self.conditioner)
+
+
+def make_policy(policy_spec: str, backend, instance, seed: int, latency_steps: int = 0, ir=None):
+    """The per-step policy for one episode (``instance`` already loaded into ``backend``, the world reset).
+
+    ``ir`` (:class:`~bspatial.evaluation.rollout.ir.IRSettings`, default no IR) conditions IR checkpoints.
+    """
+    from bspatial.evaluation.rollout.ir import NO_IR, make_conditioner
+
+    ir = NO_IR if ir is None else ir
     episode_seed = [int(seed), int(instance.seed or 0)]
     if policy_spec == "scripted":
+        if instance.family == "navigation":
+            from bspatial.tasks.nav_expert import NavigationExpert
+            return NavigationExpert(backend, instance)
         from bspatial.tasks.experts import make_expert
         return make_expert(backend, instance)
     if policy_spec == "random":
@@ -273,8 +361,18 @@ def make_policy(policy_spec: str, backend, instance, seed: int, latency_steps: i
         _PREDICTORS[policy_spec] = CheckpointPredictor(policy_spec)
     predictor = _PREDICTORS[policy_spec]
     predictor.reseed(int(np.random.default_rng(episode_seed).integers(2**31)))
-    return ChunkedPolicy(lambda obs: predictor(obs, backend.render), backend.hold_action(), latency_steps=latency_steps,
-                         horizon=predictor.horizon, action_dim=predictor.action_dim)
+    conditioner = None
+    if predictor.ir_mode != "none":
+        conditioner = make_conditioner(ir, predictor.ir_mode, predictor.anchor, backend, instance)
+    elif ir.source != "none":
+        raise ValueError(f"ir={ir.source!r} given for checkpoint {policy_spec!r}, which has ir_mode='none'")
+    return ChunkedPolicy(EpisodePredictor(predictor, backend, conditioner), backend.hold_action(),
+                         latency_steps=latency_steps, horizon=predictor.horizon, action_dim=predictor.action_dim)
+
+
+def _ir_summary(policy) -> dict[str, Any] | None:
+    conditioner = getattr(getattr(policy, "predictor", None), "conditioner", None)
+    return conditioner.summary() if conditioner is not None else None
 
 
 # ---- one episode -------------------------------------------------------------------------------
@@ -286,34 +384,52 @@ def result_path(out: Path, episode: EpisodeSpec) -> Path:
 
 def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
     base = {**asdict(episode), "policy": policy_spec, "instruction": None, "status": "error", "outcome": "none",
-            "soft_credit": False, "detail": "", "steps": 0, "message": "", "trace": None}
+            "soft_credit": False, "detail": "", "steps": 0, "message": "", "trace": None, "ir": None, "spawn": None}
     return {**base, **fields}
 
 
-def run_one(backend, episode: EpisodeSpec, policy_spec: str, out: Path, seed: int = 0,
-            max_steps: int | None = None, latency_steps: int = 0) -> dict[str, Any]:
-    """Run and record one episode; any exception becomes a status "error" record (the run goes on)."""
+def load_instance(backend, episode: EpisodeSpec):
+    """Sample ``episode``'s instance and load its scene into ``backend``; returns (instance, spawn record).
+
+    Navigation spawns are redrawn until one passes the simulator's spawn validation (Appendix 13.4);
+    its measurements are the spawn record (None for manipulation).
+    """
+    if episode.split == "navigation":
+        from bspatial.tasks.navigation import sample_validated_instance
+
+        instance, check = sample_validated_instance(backend, episode.task, episode.seed)
+        return instance, asdict(check)
     from bspatial.tasks import sample_instance
+
+    instance = sample_instance(episode.task, episode.variant, episode.seed)
+    backend.load(instance.scene)
+    return instance, None
+
+
+def run_one(backend, episode: EpisodeSpec, policy_spec: str, out: Path, seed: int = 0,
+            max_steps: int | None = None, latency_steps: int = 0, ir=None) -> dict[str, Any]:
+    """Run and record one episode; any exception becomes a status "error" record (the run goes on)."""
     from bspatial.tasks.episode import run_episode
 
-    instruction = None
+    instruction, policy, spawn = None, None, None
     try:
-        instance = sample_instance(episode.task, episode.variant, episode.seed)
+        instance, spawn = load_instance(backend, episode)
         instruction = instance.instruction
-        backend.load(instance.scene)
-        policy = make_policy(policy_spec, backend, instance, seed, latency_steps)
+        policy = make_policy(policy_spec, backend, instance, seed, latency_steps, ir=ir)
         steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
-        result = run_episode(backend, instance, policy, split=episode.split, max_steps=steps)
+        trace_split = NAVIGATION_TRACE_SPLIT if episode.split == "navigation" else episode.split
+        result = run_episode(backend, instance, policy, split=trace_split, max_steps=steps)
         outcome = result.outcome
         record = _record(episode, policy_spec, instruction=instruction, status=result.status,
                          outcome=outcome.outcome if outcome else "none",
                          soft_credit=bool(outcome.soft_credit) if outcome else False,
                          detail=outcome.detail if outcome else "", steps=result.steps, message=result.message,
-                         trace=result.trace.to_dict() if result.trace is not None else None)
+                         trace=result.trace.to_dict() if result.trace is not None else None,
+                         ir=_ir_summary(policy), spawn=spawn)
     except Exception as error:  # recorded, not hidden: the result file says what failed
         logger.warning("episode %s (%s, seed %d) crashed: %s: %s", episode.key, episode.variant, episode.seed,
                        type(error).__name__, error)
-        record = _record(episode, policy_spec, instruction=instruction,
+        record = _record(episode, policy_spec, instruction=instruction, ir=_ir_summary(policy), spawn=spawn,
                          message=f"{type(error).__name__}: {error}")
     path = result_path(out, episode)
     atomic_write(path, json.dumps(record))
@@ -334,8 +450,8 @@ def _worker_backend():
 
 
 def _worker_run(args: tuple) -> tuple[str, str]:
-    episode, policy_spec, out, seed, max_steps, latency_steps = args
-    record = run_one(_worker_backend(), episode, policy_spec, out, seed, max_steps, latency_steps)
+    episode, policy_spec, out, seed, max_steps, latency_steps, ir = args
+    record = run_one(_worker_backend(), episode, policy_spec, out, seed, max_steps, latency_steps, ir)
     return episode.key, record["status"]
 
 
@@ -357,7 +473,8 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
     from bspatial.scoring.task_specs import TASKS
     from bspatial.tasks.experts import EXPERTS
 
-    keep = [t for t in tasks if TASKS[t].family in EXPERTS]
+    # Navigation tasks have the grid-A* navigation expert (bspatial.tasks.nav_expert).
+    keep = [t for t in tasks if TASKS[t].family in EXPERTS or TASKS[t].is_navigation]
     skipped = [t for t in tasks if t not in keep]
     for t in skipped:
         logger.warning("scripted policy: skipping task %s: no expert for family %r (experts: %s)",
@@ -367,12 +484,13 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
 
 def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out: str | Path,
                  n_episodes: int | None = None, workers: int = 1, seed: int = 0, max_steps: int | None = None,
-                 latency_steps: int = 0, progress: bool = False) -> RolloutSummary:
+                 latency_steps: int = 0, progress: bool = False, ir: str | None = None,
+                 ir_model: str | None = None) -> RolloutSummary:
     """Run (or resume) the rollouts of ``policy_spec`` on ``split``; one result file per episode under ``out``.
 
     Args:
         policy_spec: "scripted", "random" or a checkpoint folder.
-        split: "held_out" or "prompt_probe" ("navigation" is refused until navigation scenes exist).
+        split: "held_out", "prompt_probe" (manipulation) or "navigation" (the 10 navigation tasks).
         tasks: task names (any spelling); None = every task with episodes in the split.
         out: run folder; finished episodes found there are skipped.
         n_episodes: episodes per task (default: the Table S2 count of the split).
@@ -381,6 +499,8 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         max_steps: cap on each episode's step budget (smoke tests); None = the task's budget.
         latency_steps: checkpoint policies: 0 = synchronous controller, k = asynchronous with k-step latency.
         progress: show a progress bar.
+        ir: IR checkpoints: "oracle" (default), "predicted" or "none"; others take only None / "none".
+        ir_model: ``ir="predicted"``: the grounding VLM's backend spec (e.g. "chance", "openai:<url>#<model>").
     """
     policy_spec = check_policy_spec(policy_spec)
     if workers < 1:
@@ -388,24 +508,26 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
     if max_steps is not None and max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps!r}")
     names = resolve_tasks(split, tasks)
+    ir_settings = resolve_ir(policy_spec, split, ir, ir_model)
     skipped_tasks: list[str] = []
     if policy_spec == "scripted":
         names, skipped_tasks = _scripted_tasks(names)
     plan = plan_episodes(split, names, n_episodes) if names else []
     out = Path(out)
     (out / EPISODES_DIR).mkdir(parents=True, exist_ok=True)
-    _check_manifest(out, {"policy": policy_spec, "split": split, "seed": seed, "max_steps": max_steps,
-                          "latency_steps": latency_steps})
+    _check_manifest(out, {"policy": policy_spec, "split": split, "split_build_seed": SPLIT_BUILD_SEED,
+                          "seed": seed, "max_steps": max_steps,
+                          "latency_steps": latency_steps, **ir_settings.as_manifest()})
     todo = [e for e in plan if not result_path(out, e).exists()]
     logger.info("rollout %s on %s: %d episodes planned, %d already done, %d to run", policy_spec, split,
                 len(plan), len(plan) - len(todo), len(todo))
-    statuses = _run_todo(todo, policy_spec, out, seed, max_steps, latency_steps, workers, progress)
+    statuses = _run_todo(todo, policy_spec, out, seed, max_steps, latency_steps, workers, progress, ir_settings)
     return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo),
                           sum(s == "error" for s in statuses), skipped_tasks)
 
 
 def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, seed: int, max_steps: int | None,
-              latency_steps: int, workers: int, progress: bool) -> list[str]:
+              latency_steps: int, workers: int, progress: bool, ir=None) -> list[str]:
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(todo), desc="episodes", disable=not progress)
@@ -415,11 +537,12 @@ def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, seed: int, m
             from bspatial.sim.mujoco_backend import MujocoBackend
             with MujocoBackend() as backend:
                 for episode in todo:
-                    statuses.append(run_one(backend, episode, policy_spec, out, seed, max_steps, latency_steps)["status"])
+                    statuses.append(run_one(backend, episode, policy_spec, out, seed, max_steps, latency_steps,
+                                            ir)["status"])
                     bar.update()
         else:
             context = multiprocessing.get_context("spawn")
-            jobs = [(e, policy_spec, out, seed, max_steps, latency_steps) for e in todo]
+            jobs = [(e, policy_spec, out, seed, max_steps, latency_steps, ir) for e in todo]
             with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
                 for _, status in pool.map(_worker_run, jobs):
                     statuses.append(status)
@@ -437,6 +560,7 @@ def load_results(out: str | Path) -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if not p.name.startswith(".")]
 
 
-__all__ = ["EpisodeSpec", "POLICY_KINDS", "ROLLOUT_SPLITS", "RandomPolicy", "RolloutSummary", "SPLIT_SEED_BASE",
-           "check_policy_spec", "load_results", "make_policy", "plan_episodes", "resolve_tasks", "result_path",
-           "run_one", "run_rollouts"]
+__all__ = ["CheckpointPredictor", "EpisodePredictor", "EpisodeSpec", "POLICY_KINDS", "ROLLOUT_SPLITS", "RandomPolicy",
+           "RolloutSummary", "SPLIT_BUILD_SEED", "check_policy_spec", "checkpoint_ir_mode", "load_instance",
+           "load_results", "make_policy", "plan_episodes", "resolve_ir", "resolve_tasks", "result_path", "run_one",
+           "run_rollouts"]

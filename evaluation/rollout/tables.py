@@ -7,6 +7,12 @@ rule 1): pooled over episodes, in percent, each with its Wilson 95% interval. A 
 Table 4 layout: one row per policy, held-out +Soft / S and prompt-probe +Soft / S / W. The scripted
 expert is the upper reference row (first), the random policy the lower reference row (last).
 
+Table S11 layout (navigation split): one row per navigation task (Table S2 order) and a POOLED row,
+each with the binary success rate (Sec. 5.1: the base satisfies the goal criterion) and its Wilson 95%
+interval; pooled over episodes, not averaged over tasks (DESIGN §5 "action rates pooled over
+episodes": the paper's 59.9% is 240 of 401 episodes). One success column per policy in Markdown; the
+CSV is long (one row per policy and task).
+
 Example:
     >>> rec = lambda o, s=False: {"policy": "random", "split": "held_out", "task": "reach_dice",
     ...                           "outcome": o, "soft_credit": s, "status": "timeout"}
@@ -32,6 +38,10 @@ TABLE4_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 """Table 4's rate columns: (split, rate, header)."""
 RATES = ("strict", "soft", "wrong")
+MANIPULATION_SPLITS = ("held_out", "prompt_probe")
+"""Splits of Table 4 and the per-task S5 / S9 / S10 layouts."""
+NAVIGATION_SPLIT = "navigation"
+"""The split of Table S11."""
 
 
 def policy_label(spec: str) -> str:
@@ -73,11 +83,13 @@ def _errors(records) -> int:
 
 def table4_rows(groups: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """One Table 4 row per policy: n and errors per split, then the rate columns as formatted cells."""
-    policies = list(dict.fromkeys(policy for policy, _ in groups))
+    # Navigation groups belong to Table S11, not Table 4.
+    policies = list(dict.fromkeys(policy for policy, split in groups if split in MANIPULATION_SPLITS))
     rows = []
     for policy in policies:
         row: dict[str, Any] = {"policy": policy_label(policy)}
-        per_split = {split: rates_of(groups[(policy, split)]) for p, split in groups if p == policy}
+        per_split = {split: rates_of(groups[(policy, split)]) for p, split in groups
+                     if p == policy and split in MANIPULATION_SPLITS}
         for split in ("held_out", "prompt_probe"):
             rates = per_split.get(split)
             row[f"{split}_n"] = rates.n if rates else 0
@@ -102,6 +114,42 @@ def per_task_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                         f"{key}_count": r.successes})
         rows.append(row)
     return rows
+
+
+def s11_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Table S11 rows of one policy's navigation records: per task (Table S2 order), then POOLED.
+
+    Success is the strict rate (navigation is binary, Table S4); numbers in percent, rounded to 0.1.
+    """
+    from bspatial.tasks.navigation import NAV_TASKS
+
+    rates = rates_of(records)
+    rows = []
+    for task, task_rates in [*rates.per_task.items(), ("POOLED", {"strict": rates.strict})]:
+        subset = records if task == "POOLED" else [r for r in records if _canonical(r["task"]) == task]
+        rate = task_rates["strict"]
+        rows.append({"task": task, "scene": NAV_TASKS[task].plan if task in NAV_TASKS else "",
+                     "n": rate.n, "errors": _errors(subset), "successes": rate.successes,
+                     "success": round(rate.rate, 1), "ci_low": round(rate.low, 1), "ci_high": round(rate.high, 1)})
+    return rows
+
+
+def _s11_tables(groups) -> tuple[str, str]:
+    """(Markdown with one success column per policy, long CSV) of the navigation groups."""
+    per_policy = {policy: s11_rows(group) for (policy, split), group in groups.items() if split == NAVIGATION_SPLIT}
+    long = [{"policy": policy_label(p), **row} for p, rows in per_policy.items() for row in rows]
+    tasks = list(dict.fromkeys(row["task"] for rows in per_policy.values() for row in rows if row["task"] != "POOLED"))
+    table = []
+    for task in [*tasks, "POOLED"]:
+        row: dict[str, Any] = {"task": task, "scene": ""}
+        for policy, rows in per_policy.items():
+            cell = next((r for r in rows if r["task"] == task), None)
+            if cell is not None:
+                row["scene"] = row["scene"] or cell["scene"]
+            row[policy_label(policy)] = ("-" if cell is None else
+                                         f"{cell['success']:.1f} [{cell['ci_low']:.1f}, {cell['ci_high']:.1f}] (n={cell['n']})")
+        table.append(row)
+    return to_markdown(table, {"task": "Task", "scene": "Scene"}), to_csv(long)
 
 
 def _canonical(task: str) -> str:
@@ -137,8 +185,11 @@ def _per_task_markdown(records) -> str:
 
 
 def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]:
-    """Read every run folder's episode files and write ``table4.{md,csv}`` and
-    ``per_task_<policy>_<split>.{md,csv}`` into ``out``; returns name -> path."""
+    """Read every run folder's episode files and write into ``out`` (returns name -> path):
+
+    * manipulation records: ``table4.{md,csv}`` and ``per_task_<policy>_<split>.{md,csv}``;
+    * navigation records: ``table_s11.{md,csv}``.
+    """
     from bspatial.evaluation.rollout.runner import load_results
     from bspatial.evaluation.vlm.run_files import atomic_write
 
@@ -148,14 +199,22 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     groups = group_records(records)
-    rows = table4_rows(groups)
-    headers = {f"{s}_{r}": h for s, r, h in TABLE4_COLUMNS}
-    headers.update({"held_out_n": "Held-out n", "held_out_errors": "Held-out errors",
-                    "prompt_probe_n": "Probe n", "prompt_probe_errors": "Probe errors", "policy": "Policy"})
-    written = {"table4.md": out / "table4.md", "table4.csv": out / "table4.csv"}
-    atomic_write(written["table4.md"], to_markdown(rows, headers))
-    atomic_write(written["table4.csv"], to_csv(rows))
-    for (policy, split), group in groups.items():
+    manipulation = {k: g for k, g in groups.items() if k[1] in MANIPULATION_SPLITS}
+    written: dict[str, Path] = {}
+    if manipulation:
+        rows = table4_rows(manipulation)
+        headers = {f"{s}_{r}": h for s, r, h in TABLE4_COLUMNS}
+        headers.update({"held_out_n": "Held-out n", "held_out_errors": "Held-out errors",
+                        "prompt_probe_n": "Probe n", "prompt_probe_errors": "Probe errors", "policy": "Policy"})
+        written.update({"table4.md": out / "table4.md", "table4.csv": out / "table4.csv"})
+        atomic_write(written["table4.md"], to_markdown(rows, headers))
+        atomic_write(written["table4.csv"], to_csv(rows))
+    if len(manipulation) < len(groups):
+        markdown, long_csv = _s11_tables(groups)
+        written.update({"table_s11.md": out / "table_s11.md", "table_s11.csv": out / "table_s11.csv"})
+        atomic_write(written["table_s11.md"], markdown)
+        atomic_write(written["table_s11.csv"], long_csv)
+    for (policy, split), group in manipulation.items():
         stem = f"per_task_{policy_label(policy).split(' ')[0]}_{split}"
         written[f"{stem}.md"], written[f"{stem}.csv"] = out / f"{stem}.md", out / f"{stem}.csv"
         atomic_write(written[f"{stem}.md"], _per_task_markdown(group))
@@ -163,5 +222,5 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
     return written
 
 
-__all__ = ["TABLE4_COLUMNS", "format_rate", "group_records", "per_task_rows", "policy_label", "rates_of",
-           "table4_rows", "to_csv", "to_markdown", "write_tables"]
+__all__ = ["MANIPULATION_SPLITS", "NAVIGATION_SPLIT", "TABLE4_COLUMNS", "format_rate", "group_records", "per_task_rows",
+           "policy_label", "rates_of", "s11_rows", "table4_rows", "to_csv", "to_markdown", "write_tables"]

@@ -131,5 +131,105 @@ def test_cli_reports_bad_input_with_exit_code_1(tmp_path):
     result = CliRunner().invoke(app, ["demos", "--out", str(tmp_path / "out"), "--task", "fly_to_moon"])
     assert result.exit_code == 1 and "unknown task 'fly_to_moon'" in result.output
     help_text = CliRunner().invoke(app, ["demos", "--help"]).output
-    for option in ("--out", "--task", "--episodes-per-task", "--seed", "--split", "--overwrite"):
+    for option in ("--out", "--task", "--episodes-per-task", "--seed", "--split", "--overwrite", "--suite",
+                   "--paperback-prefix"):
         assert option in help_text
+
+
+# ----------------------------------------------------------------------------- navigation and the paperback prefix
+
+NAV_TASK = "move_to_bookcase"
+PAPERBACK_SEED = 1  # build seed whose first paperback configuration puts the bisector ~0.5 m off the start
+
+
+def _episode_meta(root: Path) -> pd.Series:
+    return pd.read_parquet(next((root / "meta" / "episodes").rglob("*.parquet"))).iloc[0]
+
+
+def _replay(sim, instance, actions):
+    """Run the recorded actions open-loop from the instance's spawn; returns the episode result."""
+    from bspatial.tasks.episode import run_episode
+
+    queue = [np.asarray(a, np.float64) for a in actions]
+    return run_episode(sim, instance, lambda obs: queue[obs.step], max_steps=len(queue), load=True)
+
+
+def test_demos_are_recorded_on_the_training_split(root):
+    from bspatial.construction.splits import variant_partition
+
+    episode = _episode_meta(root)
+    assert int(episode["training_index"]) == 0 and int(episode["scene_seed"]) < 2 ** 61
+    assert episode["variant"] in variant_partition(TASK)[0]
+
+
+@pytest.fixture(scope="module")
+def nav_root(tmp_path_factory):
+    return record_demos(tmp_path_factory.mktemp("nav") / "out", tasks=[NAV_TASK], episodes_per_task=1)
+
+
+def test_navigation_demo_loads_has_no_ir_target_and_reaches_the_goal(nav_root):
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    from bspatial.sim.mujoco_backend import MujocoBackend
+    from bspatial.tasks.navigation import goal_reached, sample_validated_instance
+
+    dataset = LeRobotDataset("local/nav", root=nav_root, delta_timestamps={ACTION_KEY: [i / FPS for i in range(CHUNK)]},
+                             return_uint8=True)
+    assert dataset.num_episodes == 1 and dataset[0][ACTION_KEY].shape == (CHUNK, 23)
+    assert dataset[0]["task"] == "Move to the bookcase."
+    episode = _episode_meta(nav_root)
+    assert (episode["task_name"], episode["variant"]) == (NAV_TASK, "")
+    frames = _frames(nav_root)
+    assert np.isnan(np.stack(frames[IR_TARGET_KEY].to_numpy())).all()
+    sim = MujocoBackend(camera_size=64)
+    try:
+        instance, _ = sample_validated_instance(sim, NAV_TASK, int(episode["scene_seed"]))
+        assert not goal_reached(instance, sim.robot_state().base_pose)
+        result = _replay(sim, instance, frames[ACTION_KEY])
+        assert result.trace.nav_success and result.outcome.outcome == "correct"
+    finally:
+        sim.close()
+
+
+@pytest.fixture(scope="module")
+def paperback_root(tmp_path_factory):
+    return record_demos(tmp_path_factory.mktemp("paperback") / "out", tasks=["reach_paperback_book"],
+                        episodes_per_task=1, seed=PAPERBACK_SEED, paperback_prefix=True)
+
+
+def test_paperback_prefix_starts_on_the_bisector_and_still_reaches_the_target(paperback_root):
+    import dataclasses
+
+    from bspatial.sim.mujoco_backend import MujocoBackend
+    from bspatial.sim.spec import RobotSpawn
+    from bspatial.tasks import sample_instance
+    from bspatial.tasks.geometry import object_box
+
+    episode = _episode_meta(paperback_root)
+    provenance = json.loads((paperback_root / "meta" / "bspatial_demos.json").read_text())
+    prefix = provenance["episodes"][0]["prefix"]
+    instance = sample_instance("reach_paperback_book", episode["variant"], int(episode["scene_seed"]))
+    # The two candidate books, recomputed here: closest and farthest to the reference's box centre.
+    objects = {o.name: o for o in instance.scene.objects}
+    ref = object_box(objects[instance.reference]).center
+    books = {n: object_box(objects[n]).center for n in instance.candidates}
+    dist = {n: float(np.linalg.norm(c - ref)) for n, c in books.items()}
+    a, b = books[min(dist, key=dist.get)][:2], books[max(dist, key=dist.get)][:2]
+    start = np.array(prefix["measured_start"])          # the simulator's base pose at the first frame
+    assert abs(np.linalg.norm(start[:2] - a) - np.linalg.norm(start[:2] - b)) < 0.02   # on the bisector
+    assert np.linalg.norm(start[:2]) > 0.3                 # and well away from the original start (0, 0)
+    assert 0 < prefix["steps"] < int(episode["length"])
+    # Replaying the recorded actions from the augmented spawn ends on the instructed book.
+    spawn = RobotSpawn(*prefix["spawn"])
+    moved = dataclasses.replace(instance, scene=dataclasses.replace(instance.scene, robot=spawn),
+                                step_budget=int(episode["length"]) + 10)
+    actions = _frames(paperback_root)[ACTION_KEY]
+    sim = MujocoBackend(camera_size=64)
+    try:
+        result = _replay(sim, moved, actions)
+        np.testing.assert_allclose(result.trace.base_poses[prefix["steps"] - 1][:2], (0.0, 0.0), atol=0.03)
+        assert result.outcome.outcome == "correct"
+        contacted = result.trace.eef_contacts.any(axis=0)
+        assert [n for n, c in zip(result.trace.candidate_names, contacted) if c] == [instance.target]
+    finally:
+        sim.close()

@@ -7,23 +7,33 @@ import pytest
 
 from bspatial.evaluation.rollout import runner
 from bspatial.evaluation.rollout.runner import load_results, plan_episodes, result_path, run_rollouts
+from bspatial.evaluation.rollout.tables import write_tables
 
 REACH_TASKS = ["reach_plate", "reach_tool", "reach_dice"]
 
 
-def test_plan_is_deterministic_and_uses_provisional_seeds():
-    plan = plan_episodes("prompt_probe", ["reach_dice"], 5)
-    assert [e.seed for e in plan] == [2_000_000 + i for i in range(5)]
-    assert [e.variant for e in plan][:4] == ["closest/board game", "closest/wall", "farthest/board game",
-                                            "farthest/wall"]
-    assert plan[4].variant == "closest/board game"
-    full = plan_episodes("held_out")
-    assert len(full) == 469  # Table S2 held-out n (DESIGN §5)
+def test_plan_follows_the_split_manifests():
+    from bspatial.construction.splits import split_episodes
+
+    plan = plan_episodes("held_out", ["reach_dice"], 3)
+    manifest = split_episodes("held_out", ["reach_dice"])
+    assert [(e.task, e.variant, e.seed, e.split, e.index) for e in plan] == [
+        (m.task, m.variant, m.seed, m.split, m.index) for m in manifest[:3]]
+    assert len(plan_episodes("held_out", ["reach_dice"])) == 32  # Table S2 n
+    navigation = plan_episodes("navigation")
+    assert len(navigation) == 401  # Table S2: 40 per task, table near sofa 41 (DESIGN §5)
+    assert {e.variant for e in navigation} == {""} and len({e.seed for e in navigation}) == 401
+    with pytest.raises(ValueError, match="n_episodes must be an int >= 1, got 0"):
+        plan_episodes("navigation", n_episodes=0)
 
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(split="test"), "unknown split 'test'; known splits: held_out, prompt_probe, navigation"),
-    (dict(split="navigation"), "needs navigation scene generators"),
+    (dict(split="navigation", tasks=["reach_plate"]), "unknown task 'reach_plate'; known tasks for split 'navigation'"),
+    (dict(policy_spec="random", ir="oracle"), "ir='oracle' needs a checkpoint with ir_mode"),
+    (dict(policy_spec="scripted", ir="predicted", ir_model="chance"), "has no IR image slot"),
+    (dict(ir="predicted"), "ir='predicted' needs ir_model"),
+    (dict(ir="sideways"), "ir must be one of oracle, predicted, none, got 'sideways'"),
     (dict(tasks=["reach_moon"]), "unknown task 'reach_moon'; known tasks for split 'held_out': reach_food_item"),
     (dict(tasks=["place_saucer"]), "has no held_out episodes"),
     (dict(policy_spec="nonexistent/ckpt"), "policy must be one of"),
@@ -88,10 +98,10 @@ def test_killed_run_resumes_without_duplicates_or_losses(tmp_path, monkeypatch):
 def test_wrong_action_shape_records_an_error_and_the_run_goes_on(tmp_path, monkeypatch):
     real = runner.make_policy
 
-    def broken(policy_spec, backend, instance, seed, latency_steps=0):
+    def broken(policy_spec, backend, instance, seed, latency_steps=0, **kwargs):
         if instance.task == "reach_plate":
             return lambda obs: np.zeros(7)
-        return real(policy_spec, backend, instance, seed, latency_steps)
+        return real(policy_spec, backend, instance, seed, latency_steps, **kwargs)
 
     monkeypatch.setattr(runner, "make_policy", broken)
     summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, n_episodes=1, max_steps=5)
@@ -102,6 +112,26 @@ def test_wrong_action_shape_records_an_error_and_the_run_goes_on(tmp_path, monke
     assert good["status"] == "timeout" and good["trace"] is not None
 
 
+NAV_TASKS = ["move_to_bookcase", "move_to_bathroom"]
+
+
+def test_scripted_navigation_reaches_the_goal_and_random_does_not(tmp_path):
+    summary = run_rollouts("scripted", "navigation", NAV_TASKS, tmp_path / "scripted", n_episodes=1)
+    assert (summary.planned, summary.errors, summary.skipped_tasks) == (2, 0, [])
+    for r in load_results(tmp_path / "scripted"):
+        assert (r["outcome"], r["detail"], r["status"]) == ("correct", "nav_success", "decided"), r
+        assert r["trace"]["nav_success"] is True and r["variant"] == ""
+        assert r["spawn"]["displacement_m"] <= 0.02  # the spawn passed validation (Appendix 13.4)
+    run_rollouts("random", "navigation", NAV_TASKS, tmp_path / "random", n_episodes=1, max_steps=400)
+    for r in load_results(tmp_path / "random"):
+        assert (r["outcome"], r["detail"], r["status"]) == ("none", "nav_failure", "timeout"), r
+        assert r["steps"] == 400
+    written = write_tables([tmp_path / "scripted", tmp_path / "random"], tmp_path / "tables")
+    assert "table4.md" not in written  # navigation records go to Table S11 only
+    s11 = written["table_s11.md"].read_text()
+    assert "| POOLED |" in s11 and "100.0 [" in s11 and "0.0 [" in s11
+
+
 def test_worker_processes_write_the_same_files(tmp_path):
     summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path / "two", n_episodes=1,
                            max_steps=20, workers=2)
@@ -109,27 +139,6 @@ def test_worker_processes_write_the_same_files(tmp_path):
     run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path / "one", n_episodes=1, max_steps=20)
     two, one = load_results(tmp_path / "two"), load_results(tmp_path / "one")
     assert [r["trace"] for r in two] == [r["trace"] for r in one]
-
-
-@pytest.fixture(scope="module")
-def tiny_checkpoint(tmp_path_factory):
-    import torch
-
-    from bspatial.modeling import BSpatialVLAForActionPrediction, BSpatialVLAProcessor
-    from bspatial.modeling.testing_utils import build_tiny_processor, tiny_policy_config
-    from bspatial.sim.robot import PROPRIO_DIM
-
-    config = tiny_policy_config(state_dim=PROPRIO_DIM)
-    torch.manual_seed(0)
-    model = BSpatialVLAForActionPrediction(config)
-    qwen = build_tiny_processor()
-    stats = {"observation.state": {"q01": [-3.0] * PROPRIO_DIM, "q99": [3.0] * PROPRIO_DIM},
-             "action": {"q01": [-0.5] * 23, "q99": [0.5] * 23}}
-    processor = BSpatialVLAProcessor.from_model_config(config, qwen.image_processor, qwen.tokenizer, stats)
-    path = tmp_path_factory.mktemp("ckpt")
-    model.save_pretrained(path)
-    processor.save_pretrained(path)
-    return path
 
 
 def test_checkpoint_policy_runs_through_the_controller(tmp_path, tiny_checkpoint):

@@ -61,3 +61,38 @@ def test_tables_match_an_independent_count(tmp_path):
         assert (float(row["soft_ci_low"]), float(row["soft_ci_high"])) == (round(100 * low, 1), round(100 * high, 1))
     assert "Held-out +Soft" in written["table4.md"].read_text()
     assert "| POOLED |" in written["per_task_scripted_prompt_probe.md"].read_text()
+
+
+def test_table_s11_pools_the_papers_navigation_counts(tmp_path):
+    """Result files realising Table S11's published rates give back its rows and the pooled 59.9 (240/401)."""
+    from bspatial.reference import load_table
+    from bspatial.scoring.task_specs import TASKS
+
+    paper = {r["task"]: r for r in load_table("tableS11_navigation")}
+    folder = tmp_path / "nav"
+    (folder / "episodes").mkdir(parents=True)
+    expected_successes = 0
+    for task, row in paper.items():
+        if task == "POOLED":
+            continue
+        n = TASKS[task].n_navigation
+        k = round(float(row["success"]) * n / 100)
+        expected_successes += k
+        for i in range(n):
+            r = dict(task=task, variant="", seed=i, split="navigation", index=i, policy="ckpt", status="decided",
+                     outcome="correct" if i < k else "none", soft_credit=False, detail="", steps=1, message="",
+                     trace=None, ir=None, spawn=None)
+            (folder / "episodes" / f"{task}-{i:04d}.json").write_text(json.dumps(r))
+    written = write_tables([folder], tmp_path / "tables")
+    rows = {r["task"]: r for r in csv.DictReader(written["table_s11.csv"].open())}
+    for task, row in paper.items():
+        assert float(rows[task]["success"]) == float(row["success"]), task
+    pooled = rows["POOLED"]
+    assert (int(pooled["n"]), int(pooled["successes"])) == (401, expected_successes) == (401, 240)
+    # Wilson 95% by hand: p = 240/401, z = 1.959964.
+    p, n, z = 240 / 401, 401, 1.959964
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    assert (float(pooled["success"]), float(pooled["ci_low"]), float(pooled["ci_high"])) == (
+        59.9, round(100 * (centre - half), 1), round(100 * (centre + half), 1))
+    assert "| POOLED |  | 59.9 [" in written["table_s11.md"].read_text()
