@@ -64,6 +64,14 @@ def label_texture(name: str, text: str, base: RGB, *, accent: RGB = (250, 240, 2
 
 def wood_texture(name: str, base: RGB = (150, 105, 65), *, seed: int = 0, repeat=(2.0, 2.0)) -> Texture:
     """Wood grain: wavy darker lines over a base tone (countertops, desks, bookcases, tables)."""
+    return Texture(name=name, image=_wood_image(tuple(int(c) for c in base), int(seed)), repeat=repeat)
+
+
+@functools.lru_cache(maxsize=512)
+def _wood_image(base: RGB, seed: int) -> np.ndarray:
+    # Cached: scene generators redraw layouts many times (split planning samples thousands of
+    # instances) and the grain depends only on (base, seed). The array is read-only so that a
+    # cached image can never be changed through one scene.
     rng = np.random.default_rng(seed)
     h, w = 128, 128
     y = np.arange(h)[:, None]
@@ -72,7 +80,8 @@ def wood_texture(name: str, base: RGB = (150, 105, 65), *, seed: int = 0, repeat
     grain = np.sin(0.35 * y + 2.5 * np.sin(x / 17.0 + phase)) * 0.5 + 0.5
     shade = 0.82 + 0.18 * grain
     image = np.clip(np.asarray(base, float)[None, None, :] * shade[..., None], 0, 255).astype(np.uint8)
-    return Texture(name=name, image=image, repeat=repeat)
+    image.flags.writeable = False
+    return image
 
 
 def book_texture(name: str, cover: RGB, *, title_band: RGB = (235, 215, 120)) -> Texture:
