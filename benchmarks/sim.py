@@ -157,7 +157,7 @@ def expert_success(seeds: int, tasks: list[str] | None = None) -> list[tuple[str
         for variant in task.variants:
             correct, longest, start = 0, 0, time.perf_counter()
             for seed in range(seeds):
-                inst = load_instance(sim, name, variant, seed)
+                inst, _ = load_instance(sim, name, variant, seed)
                 result = run_episode(sim, inst, make_expert(sim, inst))
                 correct += result.outcome is not None and result.outcome.outcome == "correct"
                 longest = max(longest, result.steps)

@@ -100,7 +100,7 @@ def demonstration_lengths(backend, name: str, variant: str, seeds: Sequence[int]
     lengths, failures = [], []
     for seed in seeds:
         # The ceiling, not the packaged budget, limits a calibration episode: lengths are never truncated.
-        instance = dataclasses.replace(load_instance(backend, name, variant, seed), step_budget=CALIBRATION_CEILING_STEPS)
+        instance = dataclasses.replace(load_instance(backend, name, variant, seed)[0], step_budget=CALIBRATION_CEILING_STEPS)
         result = run_episode(backend, instance, make_expert(backend, instance))
         outcome = result.outcome.outcome if result.outcome is not None else None
         if outcome == "correct":

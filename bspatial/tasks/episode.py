@@ -237,20 +237,27 @@ def run_episode(backend, instance: TaskInstance, policy: Policy, *, split: str =
     return EpisodeResult(trace, outcome_from_trace(trace) if trace is not None else None, status, steps, message)
 
 
-def load_instance(backend, task: str, variant: str, seed: int) -> TaskInstance:
+def load_instance(backend, task: str, variant: str, seed: int,
+                  transform: Callable[[TaskInstance], TaskInstance] | None = None):
     """Sample ``task``'s instance for ``variant`` and ``seed`` and load it into ``backend``.
 
-    Navigation instances come from :func:`bspatial.tasks.navigation.sample_validated_instance` (the
-    spawn passes the physical settling checks); manipulation ones from
-    :func:`bspatial.tasks.registry.sample_instance`.
+    Returns ``(instance, spawn_check)``. Navigation instances come from
+    :func:`bspatial.tasks.navigation.sample_validated_instance` (the spawn passes the physical settling
+    checks; ``spawn_check`` holds its measurements); manipulation ones from
+    :func:`bspatial.tasks.registry.sample_instance` (``spawn_check`` is None), passed through
+    ``transform`` (e.g. a Spa-Bench condition, :func:`bspatial.tasks.conditions.apply_condition`)
+    before the scene is loaded.
     """
     from bspatial.tasks.registry import NAVIGATION_REGISTRY, canonical_task_name, sample_instance
 
     if canonical_task_name(task) in NAVIGATION_REGISTRY:
         from bspatial.tasks.navigation import sample_validated_instance
 
-        instance, _ = sample_validated_instance(backend, canonical_task_name(task), seed)
-        return instance
+        if transform is not None:
+            raise ValueError(f"task {task!r}: navigation instances take no transform (conditions are manipulation-only)")
+        return sample_validated_instance(backend, canonical_task_name(task), seed)
     instance = sample_instance(task, variant, seed)
+    if transform is not None:
+        instance = transform(instance)
     backend.load(instance.scene)
-    return instance
+    return instance, None

@@ -29,16 +29,19 @@ def rollout(
              "--ir-model) or none (unmarked IR image).")] = None,
     ir_model: Annotated[Optional[str], typer.Option(
         help="--ir predicted: the grounding VLM's backend spec, e.g. chance, openai:<url>#<model>, a hub id.")] = None,
+    condition: Annotated[str, typer.Option(
+        help="Spa-Bench condition on the split's scenes: spatial (as planned), direct, paraphrase, "
+             "direct_paraphrase or no_intervention (manipulation splits).")] = "spatial",
 ) -> None:
     """Roll out a policy on an evaluation split; one result file per episode, then the Table 4 / per-task tables."""
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.tables import write_tables
 
-    out = out or Path("runs") / f"{Path(policy).name}-{split}"
+    out = out or Path("runs") / (f"{Path(policy).name}-{split}" + ("" if condition == "spatial" else f"-{condition}"))
     try:
         summary = run_rollouts(policy, split, tasks, out, n_episodes=n_episodes, workers=workers, seed=seed,
                                max_steps=max_steps, latency_steps=latency_steps, progress=progress, ir=ir,
-                               ir_model=ir_model)
+                               ir_model=ir_model, condition=condition)
         written = write_tables([out], out / "tables")
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
@@ -46,7 +49,7 @@ def rollout(
     except KeyboardInterrupt:
         typer.echo(f"interrupted: rerun the same command to resume {out}", err=True)
         raise typer.Exit(code=130) from None
-    for name in ("table4.md", "table_s11.md"):
+    for name in ("table4.md", "table_s11.md", "spa_bench_conditions.md"):
         if name in written:
             typer.echo(written[name].read_text())
     typer.echo(f"{summary.ran} episodes run, {summary.skipped_existing} already done, {summary.errors} crashed"

@@ -29,12 +29,18 @@ prompt-probe entries reuse training scenes with a variant whose target differs, 
 held-out spawn seeds; Table S2's per-task counts (469 / 700 / 401 in all). ``n_episodes`` keeps the first
 ``n`` entries of each task (smoke runs).
 
+Spa-Bench conditions (``condition``, :mod:`bspatial.tasks.conditions`) rerun the same manifest entries
+with a direct or paraphrased instruction, or as no-intervention scenes whose goal already holds
+(success = not acting, :func:`bspatial.scoring.failure_modes.no_intervention_success`; the scripted
+reference holds still there). An entry whose condition is undefined is recorded with status
+``"not_applicable"``.
+
 A crashed episode (any exception: a policy returning the wrong action shape, a model error) is written
 with status ``"error"`` and its message, and counts as a failure (outcome ``"none"``); the run goes on.
 
-Result file (``<out>/episodes/<task>-<index>.json``): task, variant, seed, split, index, policy,
-instruction, status ("decided" / "timeout" / "sim_error" / "error"), outcome, soft_credit, detail,
-steps, message, trace (:meth:`EpisodeTrace.to_dict`, or null), ir (IR checkpoints: source, mode,
+Result file (``<out>/episodes/<task>-<index>.json``): task, variant, seed, split, index, policy, condition,
+instruction, status ("decided" / "timeout" / "sim_error" / "error" / "not_applicable"), outcome, soft_credit,
+detail, failure_mode (:func:`bspatial.scoring.failure_modes.primary_failure_mode`; null for no-intervention), steps, message, trace (:meth:`EpisodeTrace.to_dict`, or null), ir (IR checkpoints: source, mode,
 observations, observations without a target, and for predicted IR the VLM queries and failed
 predictions; else null), spawn (navigation: the spawn validation's measurements; else null).
 """
@@ -383,54 +389,81 @@ def result_path(out: Path, episode: EpisodeSpec) -> Path:
 
 
 def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
-    base = {**asdict(episode), "policy": policy_spec, "instruction": None, "status": "error", "outcome": "none",
-            "soft_credit": False, "detail": "", "steps": 0, "message": "", "trace": None, "ir": None, "spawn": None}
+    base = {**asdict(episode), "policy": policy_spec, "condition": "spatial", "instruction": None, "status": "error",
+            "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "steps": 0, "message": "",
+            "trace": None, "ir": None, "spawn": None}
     return {**base, **fields}
 
 
-def load_instance(backend, episode: EpisodeSpec):
-    """Sample ``episode``'s instance and load its scene into ``backend``; returns (instance, spawn record).
+def load_instance(backend, episode: EpisodeSpec, condition: str = "spatial"):
+    """Sample ``episode``'s instance under ``condition`` and load its scene; returns (instance, spawn record).
 
     Navigation spawns are redrawn until one passes the simulator's spawn validation (Appendix 13.4);
     its measurements are the spawn record (None for manipulation).
+
+    Raises:
+        bspatial.tasks.conditions.NotApplicable: the condition is undefined for this instance.
     """
-    if episode.split == "navigation":
-        from bspatial.tasks.navigation import sample_validated_instance
+    from bspatial.tasks.conditions import apply_condition
+    from bspatial.tasks.episode import load_instance as load
 
-        instance, check = sample_validated_instance(backend, episode.task, episode.seed)
-        return instance, asdict(check)
-    from bspatial.tasks import sample_instance
+    transform = None if condition == "spatial" else (lambda inst: apply_condition(inst, condition))
+    instance, check = load(backend, episode.task, episode.variant, episode.seed, transform)
+    return instance, (asdict(check) if check is not None else None)
 
-    instance = sample_instance(episode.task, episode.variant, episode.seed)
-    backend.load(instance.scene)
-    return instance, None
+
+def _scored(result, condition: str) -> dict[str, Any]:
+    """Outcome fields of a finished episode: Table S4's, or the no-intervention rule; plus its failure mode."""
+    from bspatial.scoring.failure_modes import no_intervention_success, primary_failure_mode
+
+    if result.trace is None:
+        return {"outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None}
+    if condition == "no_intervention":
+        kept = no_intervention_success(result.trace)
+        # The goal already held: success is leaving it (no Table S4 rule applies, no failure-mode label).
+        return {"outcome": "correct" if kept else "none", "soft_credit": False,
+                "detail": "goal_left_alone" if kept else "acted", "failure_mode": None}
+    outcome = result.outcome
+    return {"outcome": outcome.outcome, "soft_credit": bool(outcome.soft_credit), "detail": outcome.detail,
+            "failure_mode": primary_failure_mode(result.trace, outcome)}
 
 
 def run_one(backend, episode: EpisodeSpec, policy_spec: str, out: Path, seed: int = 0,
-            max_steps: int | None = None, latency_steps: int = 0, ir=None) -> dict[str, Any]:
-    """Run and record one episode; any exception becomes a status "error" record (the run goes on)."""
+            max_steps: int | None = None, latency_steps: int = 0, ir=None, condition: str = "spatial") -> dict[str, Any]:
+    """Run and record one episode; any exception becomes a status "error" record (the run goes on).
+
+    An episode whose ``condition`` is undefined for its instance is recorded with status
+    ``"not_applicable"`` (the tables leave it out).
+    """
+    from bspatial.tasks.conditions import NotApplicable
     from bspatial.tasks.episode import run_episode
 
     instruction, policy, spawn = None, None, None
     try:
-        instance, spawn = load_instance(backend, episode)
+        instance, spawn = load_instance(backend, episode, condition)
         instruction = instance.instruction
-        policy = make_policy(policy_spec, backend, instance, seed, latency_steps, ir=ir)
+        if policy_spec == "scripted" and condition == "no_intervention":
+            # The privileged expert knows the goal already holds: its reference behaviour is to stay still.
+            hold = backend.hold_action()
+            policy = lambda observation: hold  # noqa: E731
+        else:
+            policy = make_policy(policy_spec, backend, instance, seed, latency_steps, ir=ir)
         steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
         trace_split = NAVIGATION_TRACE_SPLIT if episode.split == "navigation" else episode.split
-        result = run_episode(backend, instance, policy, split=trace_split, max_steps=steps)
-        outcome = result.outcome
-        record = _record(episode, policy_spec, instruction=instruction, status=result.status,
-                         outcome=outcome.outcome if outcome else "none",
-                         soft_credit=bool(outcome.soft_credit) if outcome else False,
-                         detail=outcome.detail if outcome else "", steps=result.steps, message=result.message,
+        # A no-intervention episode has nothing to decide early: it runs its whole budget.
+        result = run_episode(backend, instance, policy, split=trace_split, max_steps=steps,
+                             stop_when_decided=condition != "no_intervention")
+        record = _record(episode, policy_spec, condition=condition, instruction=instruction, status=result.status,
+                         steps=result.steps, message=result.message, **_scored(result, condition),
                          trace=result.trace.to_dict() if result.trace is not None else None,
                          ir=_ir_summary(policy), spawn=spawn)
+    except NotApplicable as why:
+        record = _record(episode, policy_spec, condition=condition, status="not_applicable", message=str(why))
     except Exception as error:  # recorded, not hidden: the result file says what failed
         logger.warning("episode %s (%s, seed %d) crashed: %s: %s", episode.key, episode.variant, episode.seed,
                        type(error).__name__, error)
-        record = _record(episode, policy_spec, instruction=instruction, ir=_ir_summary(policy), spawn=spawn,
-                         message=f"{type(error).__name__}: {error}")
+        record = _record(episode, policy_spec, condition=condition, instruction=instruction, ir=_ir_summary(policy),
+                         spawn=spawn, message=f"{type(error).__name__}: {error}")
     path = result_path(out, episode)
     atomic_write(path, json.dumps(record))
     return record
@@ -450,12 +483,21 @@ def _worker_backend():
 
 
 def _worker_run(args: tuple) -> tuple[str, str]:
-    episode, policy_spec, out, seed, max_steps, latency_steps, ir = args
-    record = run_one(_worker_backend(), episode, policy_spec, out, seed, max_steps, latency_steps, ir)
+    episode, policy_spec, out, seed, max_steps, latency_steps, ir, condition = args
+    record = run_one(_worker_backend(), episode, policy_spec, out, seed, max_steps, latency_steps, ir, condition)
     return episode.key, record["status"]
 
 
 # ---- the run -----------------------------------------------------------------------------------
+
+
+def _check_condition(condition: str, split: str) -> None:
+    from bspatial.tasks.conditions import CONDITIONS
+
+    if condition not in CONDITIONS:
+        raise ValueError(f"condition must be one of {list(CONDITIONS)}, got {condition!r}")
+    if split == "navigation" and condition != "spatial":
+        raise ValueError(f"condition {condition!r} is defined for manipulation splits only, got split 'navigation'")
 
 
 def _check_manifest(out: Path, settings: dict[str, Any]) -> None:
@@ -485,7 +527,7 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
 def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out: str | Path,
                  n_episodes: int | None = None, workers: int = 1, seed: int = 0, max_steps: int | None = None,
                  latency_steps: int = 0, progress: bool = False, ir: str | None = None,
-                 ir_model: str | None = None) -> RolloutSummary:
+                 ir_model: str | None = None, condition: str = "spatial") -> RolloutSummary:
     """Run (or resume) the rollouts of ``policy_spec`` on ``split``; one result file per episode under ``out``.
 
     Args:
@@ -501,6 +543,9 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         progress: show a progress bar.
         ir: IR checkpoints: "oracle" (default), "predicted" or "none"; others take only None / "none".
         ir_model: ``ir="predicted"``: the grounding VLM's backend spec (e.g. "chance", "openai:<url>#<model>").
+        condition: Spa-Bench condition (:data:`bspatial.tasks.conditions.CONDITIONS`) on the split's scenes:
+            "spatial" (the instruction as planned), "direct", "paraphrase", "direct_paraphrase" or
+            "no_intervention" (manipulation splits only).
     """
     policy_spec = check_policy_spec(policy_spec)
     if workers < 1:
@@ -509,6 +554,7 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         raise ValueError(f"max_steps must be >= 1, got {max_steps!r}")
     names = resolve_tasks(split, tasks)
     ir_settings = resolve_ir(policy_spec, split, ir, ir_model)
+    _check_condition(condition, split)
     skipped_tasks: list[str] = []
     if policy_spec == "scripted":
         names, skipped_tasks = _scripted_tasks(names)
@@ -517,17 +563,18 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
     (out / EPISODES_DIR).mkdir(parents=True, exist_ok=True)
     _check_manifest(out, {"policy": policy_spec, "split": split, "split_build_seed": SPLIT_BUILD_SEED,
                           "seed": seed, "max_steps": max_steps,
-                          "latency_steps": latency_steps, **ir_settings.as_manifest()})
+                          "latency_steps": latency_steps, **ir_settings.as_manifest(), "condition": condition})
     todo = [e for e in plan if not result_path(out, e).exists()]
     logger.info("rollout %s on %s: %d episodes planned, %d already done, %d to run", policy_spec, split,
                 len(plan), len(plan) - len(todo), len(todo))
-    statuses = _run_todo(todo, policy_spec, out, seed, max_steps, latency_steps, workers, progress, ir_settings)
+    statuses = _run_todo(todo, policy_spec, out, seed, max_steps, latency_steps, workers, progress, ir_settings,
+                         condition)
     return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo),
                           sum(s == "error" for s in statuses), skipped_tasks)
 
 
 def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, seed: int, max_steps: int | None,
-              latency_steps: int, workers: int, progress: bool, ir=None) -> list[str]:
+              latency_steps: int, workers: int, progress: bool, ir=None, condition: str = "spatial") -> list[str]:
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(todo), desc="episodes", disable=not progress)
@@ -538,11 +585,11 @@ def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, seed: int, m
             with MujocoBackend() as backend:
                 for episode in todo:
                     statuses.append(run_one(backend, episode, policy_spec, out, seed, max_steps, latency_steps,
-                                            ir)["status"])
+                                            ir, condition)["status"])
                     bar.update()
         else:
             context = multiprocessing.get_context("spawn")
-            jobs = [(e, policy_spec, out, seed, max_steps, latency_steps, ir) for e in todo]
+            jobs = [(e, policy_spec, out, seed, max_steps, latency_steps, ir, condition) for e in todo]
             with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
                 for _, status in pool.map(_worker_run, jobs):
                     statuses.append(status)

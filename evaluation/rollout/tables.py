@@ -54,9 +54,16 @@ def policy_label(spec: str) -> str:
 
 
 def group_records(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    """(policy spec, split) -> its episode records, policies ordered scripted, checkpoints, random."""
+    """(policy spec, split) -> its episode records, policies ordered scripted, checkpoints, random.
+
+    Only the paper's protocol enters these tables: records of the ``spatial`` condition (the instruction
+    as planned; records without a condition are that) that were applicable. Spa-Bench conditions have
+    their own layout (:mod:`bspatial.evaluation.rollout.spa_bench`).
+    """
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for r in records:
+        if r.get("condition", "spatial") != "spatial" or r.get("status") == "not_applicable":
+            continue
         groups.setdefault((r["policy"], r["split"]), []).append(r)
 
     def order(key):
@@ -214,11 +221,31 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
         written.update({"table_s11.md": out / "table_s11.md", "table_s11.csv": out / "table_s11.csv"})
         atomic_write(written["table_s11.md"], markdown)
         atomic_write(written["table_s11.csv"], long_csv)
+    written.update(_write_spa_bench(records, out))
     for (policy, split), group in manipulation.items():
         stem = f"per_task_{policy_label(policy).split(' ')[0]}_{split}"
         written[f"{stem}.md"], written[f"{stem}.csv"] = out / f"{stem}.md", out / f"{stem}.csv"
         atomic_write(written[f"{stem}.md"], _per_task_markdown(group))
         atomic_write(written[f"{stem}.csv"], to_csv(per_task_rows(group)))
+    return written
+
+
+def _write_spa_bench(records, out: Path) -> dict[str, Path]:
+    """``spa_bench_conditions`` (only when a run used a condition other than spatial) and ``failure_modes``."""
+    from bspatial.evaluation.rollout.spa_bench import condition_of, condition_rows, failure_mode_rows
+    from bspatial.evaluation.vlm.run_files import atomic_write
+
+    written: dict[str, Path] = {}
+    tables = {"failure_modes": failure_mode_rows(records)}
+    if any(condition_of(r) != "spatial" for r in records):
+        tables["spa_bench_conditions"] = condition_rows(records)
+    for stem, rows in tables.items():
+        if not rows:
+            continue
+        rows = [{**r, "policy": policy_label(r["policy"])} for r in rows]
+        for suffix, text in ((".md", to_markdown(rows)), (".csv", to_csv(rows))):
+            written[stem + suffix] = out / f"{stem}{suffix}"
+            atomic_write(written[stem + suffix], text)
     return written
 
 
