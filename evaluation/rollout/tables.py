@@ -123,6 +123,28 @@ def per_task_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def comparison_rows(groups: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], split: str) -> list[dict[str, Any]]:
+    """Table S9 / S10 layout of one split: a row per task (Table S2 order) and POOLED, strict and soft
+    per policy side by side (numbers in percent, rounded to 0.1; the Wilson intervals are in the
+    per-task files)."""
+    per_policy = {policy: rates_of(group) for (policy, s), group in groups.items() if s == split}
+    tasks = list(dict.fromkeys(t for rates in per_policy.values() for t in rates.per_task))
+    rows = []
+    for task in [*tasks, "POOLED"]:
+        row: dict[str, Any] = {"split": split, "task": task}
+        for policy, rates in per_policy.items():
+            cell = ({k: getattr(rates, k) for k in RATES} if task == "POOLED" else rates.per_task.get(task))
+            label = policy_label(policy)
+            row[f"{label} S"] = "-" if cell is None else round(cell["strict"].rate, 1)
+            row[f"{label} +Soft"] = "-" if cell is None else round(cell["soft"].rate, 1)
+        rows.append(row)
+    return rows
+
+
+COMPARISON_TABLES = {"held_out": "table_s9_held_out", "prompt_probe": "table_s10_prompt_probe"}
+"""File stems of the per-task policy comparisons (written when a split has two or more policies)."""
+
+
 def s11_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Table S11 rows of one policy's navigation records: per task (Table S2 order), then POOLED.
 
@@ -194,7 +216,9 @@ def _per_task_markdown(records) -> str:
 def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]:
     """Read every run folder's episode files and write into ``out`` (returns name -> path):
 
-    * manipulation records: ``table4.{md,csv}`` and ``per_task_<policy>_<split>.{md,csv}``;
+    * manipulation records: ``table4.{md,csv}``, ``per_task_<policy>_<split>.{md,csv}`` and, when a split
+      has two or more policies, the S9 / S10 comparison ``table_s9_held_out`` / ``table_s10_prompt_probe``;
+    * ``failure_modes.{md,csv}`` and, when a run used a Spa-Bench condition, ``spa_bench_conditions.{md,csv}``;
     * navigation records: ``table_s11.{md,csv}``.
     """
     from bspatial.evaluation.rollout.runner import load_results
@@ -221,6 +245,12 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
         written.update({"table_s11.md": out / "table_s11.md", "table_s11.csv": out / "table_s11.csv"})
         atomic_write(written["table_s11.md"], markdown)
         atomic_write(written["table_s11.csv"], long_csv)
+    for split, stem in COMPARISON_TABLES.items():
+        if sum(s == split for _, s in manipulation) >= 2:
+            rows = comparison_rows(manipulation, split)
+            written.update({f"{stem}.md": out / f"{stem}.md", f"{stem}.csv": out / f"{stem}.csv"})
+            atomic_write(written[f"{stem}.md"], to_markdown(rows))
+            atomic_write(written[f"{stem}.csv"], to_csv(rows))
     written.update(_write_spa_bench(records, out))
     for (policy, split), group in manipulation.items():
         stem = f"per_task_{policy_label(policy).split(' ')[0]}_{split}"
@@ -249,5 +279,5 @@ def _write_spa_bench(records, out: Path) -> dict[str, Path]:
     return written
 
 
-__all__ = ["MANIPULATION_SPLITS", "NAVIGATION_SPLIT", "TABLE4_COLUMNS", "format_rate", "group_records", "per_task_rows",
+__all__ = ["COMPARISON_TABLES", "comparison_rows", "MANIPULATION_SPLITS", "NAVIGATION_SPLIT", "TABLE4_COLUMNS", "format_rate", "group_records", "per_task_rows",
            "policy_label", "rates_of", "s11_rows", "table4_rows", "to_csv", "to_markdown", "write_tables"]

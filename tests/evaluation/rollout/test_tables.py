@@ -96,3 +96,36 @@ def test_table_s11_pools_the_papers_navigation_counts(tmp_path):
     assert (float(pooled["success"]), float(pooled["ci_low"]), float(pooled["ci_high"])) == (
         59.9, round(100 * (centre - half), 1), round(100 * (centre + half), 1))
     assert "| POOLED |  | 59.9 [" in written["table_s11.md"].read_text()
+
+
+def test_s9_s10_layout_reproduces_the_paper_from_realised_episodes(tmp_path):
+    """Episode records realising Table S9 / S10's base and dot-IR columns come back as the printed table."""
+    import csv as csv_module
+
+    from bspatial.evaluation.rollout.tables import COMPARISON_TABLES
+    from bspatial.reference import load_table, realise_outcomes
+    from bspatial.scoring.task_specs import canonical_task_name, get_task
+
+    paper = load_table("tableS9_S10_dot_ir_scaling")
+    for split in ("held_out", "prompt_probe"):
+        records = []
+        for policy in ("base", "dot100"):
+            for row in (r for r in paper if r["split"] == split and r["task"] != "POOLED"):
+                spec = get_task(row["task"])
+                n = spec.n_heldout if split == "held_out" else spec.n_prompt_probe
+                outcomes, credit = realise_outcomes(n, float(row[f"{policy}_strict"]), float(row[f"{policy}_soft"]), 0.0)
+                records += [{"policy": policy, "split": split, "task": canonical_task_name(row["task"]), "outcome": o,
+                             "soft_credit": c, "status": "decided"} for o, c in zip(outcomes, credit)]
+        run = tmp_path / split / "episodes"
+        run.mkdir(parents=True)
+        for i, r in enumerate(records):
+            (run / f"{i:05d}.json").write_text(json.dumps(r))
+        written = write_tables([tmp_path / split], tmp_path / split / "tables")
+        ours = list(csv_module.DictReader(written[f"{COMPARISON_TABLES[split]}.csv"].open()))
+        printed = {canonical_task_name(r["task"]) if r["task"] != "POOLED" else "POOLED": r
+                   for r in paper if r["split"] == split}
+        assert {r["task"] for r in ours} == set(printed)
+        for r in ours:
+            for policy in ("base", "dot100"):
+                assert float(r[f"{policy} S"]) == float(printed[r["task"]][f"{policy}_strict"]), (split, r["task"])
+                assert float(r[f"{policy} +Soft"]) == float(printed[r["task"]][f"{policy}_soft"]), (split, r["task"])
