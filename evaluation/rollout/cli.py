@@ -23,6 +23,8 @@ def rollout(
     seed: Annotated[int, typer.Option(help="Seed of the policy's randomness.")] = 0,
     max_steps: Annotated[Optional[int], typer.Option(min=1, help="Cap on each episode's step budget (smoke runs).")] = None,
     latency_steps: Annotated[int, typer.Option(min=0, help="Checkpoints: 0 = synchronous controller, k = async with k-step latency.")] = 0,
+    threaded: Annotated[bool, typer.Option(
+        help="Checkpoints: real asynchronous inference in a worker thread while the simulator steps (latency measured).")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     ir: Annotated[Optional[str], typer.Option(
         help="IR checkpoints: oracle (simulator target, the default), predicted (a grounding VLM, needs "
@@ -41,7 +43,7 @@ def rollout(
     try:
         summary = run_rollouts(policy, split, tasks, out, n_episodes=n_episodes, workers=workers, seed=seed,
                                max_steps=max_steps, latency_steps=latency_steps, progress=progress, ir=ir,
-                               ir_model=ir_model, condition=condition)
+                               ir_model=ir_model, condition=condition, threaded=threaded)
         written = write_tables([out], out / "tables")
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)

@@ -27,10 +27,18 @@ applied at every simulation step. Two pieces:
   - synchronous (``latency_steps=0``, deterministic): when a new plan is needed (nothing committed,
     or the committed index has reached the threshold) the predictor runs on the current observation
     and its chunk is usable at once;
-  - asynchronous (``latency_steps=k >= 1``): the policy computes while the simulator steps. Inference
-    runs back to back; a call started on the observation of step ``s`` delivers its chunk at step
-    ``s + k`` (entered at index ``k``), and the next call starts on that step's observation. Latency
-    is measured in simulation steps, so the schedule stays deterministic and testable.
+  - asynchronous with a fixed latency (``latency_steps=k >= 1``): inference runs back to back; a call
+    started on the observation of step ``s`` delivers its chunk at step ``s + k`` (entered at index
+    ``k``), and the next call starts on that step's observation. Latency is a number of simulation
+    steps, so the schedule stays deterministic and testable;
+  - asynchronous in a thread (``threaded=True``): the policy really computes while the simulator
+    steps. The predictor must split into ``prepare(observation)`` (rendering: on the simulator's
+    thread) and ``infer(inputs)`` (the model: on a worker thread). A chunk is entered when its
+    computation has finished, at the index of the steps that passed meanwhile; the measured latencies
+    (in simulation steps) are kept in :attr:`ChunkedPolicy.latencies`. The simulator is paced to the
+    control rate in wall-clock time (:data:`CONTROL_HZ`), as a robot runs: MuJoCo alone steps far faster
+    than real time, which would turn any inference into an unbounded latency. Not deterministic: the
+    latency depends on the machine.
 
 Example (synchronous, chunks whose rows are their step numbers):
     >>> import numpy as np
@@ -54,6 +62,8 @@ CHUNK_HORIZON = 32
 """Actions per predicted chunk (Section 4.2 / Appendix 16.3: 32-step action chunks)."""
 ACTION_DIM = 23
 """R1Pro action width (DESIGN §4; :data:`bspatial.sim.backend.ACTION_DIM`)."""
+CONTROL_HZ = 30.0
+"""Control rate (:mod:`bspatial.tasks.episode`: 30 Hz steps); threaded inference paces the simulator to it."""
 REPLAN_THRESHOLD = 10
 """Steps, counted from the committed chunk's input-observation step, before the controller switches to a
 newer chunk (Section 4.2 "10-step replanning threshold"; Appendix 16.3 "while this index is below ten")."""
@@ -213,27 +223,77 @@ class ChunkedPolicy:
         initial_action: repeated before the first commit.
         latency_steps: 0 = synchronous; k >= 1 = asynchronous, each call delivers k steps after its
             observation (see the module docstring).
+        threaded: asynchronous in a worker thread (``latency_steps`` must be 0); call :meth:`close`
+            when the episode ends.
+        pace_hz: threaded mode: wall-clock steps per second the simulator is held to.
         controller_kwargs: passed to :class:`ChunkController`.
 
     Attributes:
         calls: observation steps the predictor was called on (for tests and benchmarks).
+        latencies: threaded mode: simulation steps between each chunk's observation and its arrival.
     """
 
     def __init__(self, predictor: Predictor, initial_action: np.ndarray, *, latency_steps: int = 0,
-                 **controller_kwargs) -> None:
+                 threaded: bool = False, pace_hz: float = CONTROL_HZ, **controller_kwargs) -> None:
         if latency_steps < 0:
             raise ValueError(f"latency_steps must be >= 0, got {latency_steps!r}")
+        if threaded and latency_steps:
+            raise ValueError(f"threaded inference measures its latency; latency_steps must be 0, got {latency_steps!r}")
+        if threaded and not (hasattr(predictor, "prepare") and hasattr(predictor, "infer")):
+            raise ValueError(f"threaded inference needs a predictor with prepare() and infer(), got "
+                             f"{type(predictor).__name__}")
         self.predictor, self.latency = predictor, int(latency_steps)
         self.controller = ChunkController(initial_action, **controller_kwargs)
         self.calls: list[int] = []
+        self.latencies: list[int] = []
         self._pending: tuple[int, np.ndarray] | None = None  # (obs_step, chunk) in flight
+        self._executor = None
+        self._future: tuple[int, Any] | None = None  # (obs_step, concurrent.futures.Future) in flight
+        if pace_hz <= 0:
+            raise ValueError(f"pace_hz must be > 0, got {pace_hz!r}")
+        self.pace_hz, self._start = float(pace_hz), None
+        if threaded:
+            from concurrent.futures import ThreadPoolExecutor
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policy-inference")
 
     def _predict(self, observation) -> np.ndarray:
         self.calls.append(int(observation.step))
         return self.predictor(observation)
 
+    def _pace(self, step: int) -> None:
+        import time
+
+        if self._start is None:
+            self._start = time.perf_counter() - step / self.pace_hz
+        wait = self._start + step / self.pace_hz - time.perf_counter()
+        if wait > 0:
+            time.sleep(wait)
+
+    def _threaded(self, observation) -> np.ndarray:
+        step = int(observation.step)
+        self._pace(step)
+        if self._future is not None and self._future[1].done():
+            obs_step, future = self._future
+            self.controller.add_chunk(future.result(), obs_step)   # re-raises an inference error here
+            self.latencies.append(step - obs_step)
+            self._future = None
+        if self._future is None:
+            self.calls.append(step)
+            inputs = self.predictor.prepare(observation)            # renders: stays on this thread
+            self._future = (step, self._executor.submit(self.predictor.infer, inputs))
+        # Before the first chunk arrives the initial action repeats (Appendix 16.3), as in the other modes.
+        return self.controller.action(step)
+
+    def close(self) -> None:
+        """Stop the inference thread (threaded mode), waiting for a computation in flight."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor, self._future = None, None
+
     def __call__(self, observation) -> np.ndarray:
         step = int(observation.step)
+        if self._executor is not None:
+            return self._threaded(observation)
         if self.latency == 0:
             if self.controller.needs_plan(step):
                 self.controller.add_chunk(self._predict(observation), step)

@@ -57,6 +57,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from bspatial.evaluation.rollout.controller import CONTROL_HZ
 from bspatial.evaluation.vlm.run_files import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -80,8 +81,6 @@ RANDOM_HOLD_STEPS = 15
 """Random policy: a drawn target is held this many steps (0.5 s at 30 Hz) so the PD joints can follow it."""
 RANDOM_JOINT_SPEED_RAD_S = 0.5
 """Random policy: commanded joint positions move towards the drawn target at most this fast."""
-CONTROL_HZ = 30.0
-"""Control rate (bspatial.tasks.episode: 30 Hz steps)."""
 MANIFEST_NAME = "rollout.json"
 """Run settings written to ``out``; a resumed run must use the same ones."""
 EPISODES_DIR = "episodes"
@@ -112,6 +111,27 @@ class RolloutSummary:
     skipped_existing: int
     errors: int
     skipped_tasks: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How every episode of a run is executed (one picklable value for the worker processes).
+
+    Attributes:
+        seed: seed of the policy's randomness (random policy, flow-matching noise).
+        max_steps: cap on each episode's step budget; None = the task's budget.
+        latency_steps: checkpoints: 0 = synchronous controller, k = asynchronous with a k-step latency.
+        threaded: checkpoints: asynchronous inference in a worker thread, latency measured.
+        ir: the IR source of IR checkpoints (:class:`~bspatial.evaluation.rollout.ir.IRSettings`); None = none.
+        condition: the Spa-Bench condition (:data:`bspatial.tasks.conditions.CONDITIONS`).
+    """
+
+    seed: int = 0
+    max_steps: int | None = None
+    latency_steps: int = 0
+    threaded: bool = False
+    ir: Any = None
+    condition: str = "spatial"
 
 
 # ---- planning (no simulator) -------------------------------------------------------------------
@@ -308,6 +328,10 @@ class CheckpointPredictor:
     def __call__(self, observation, render: Callable[[str], Any], ir=None) -> np.ndarray:
         """One chunk from ``observation``; ``ir`` (an :class:`~bspatial.evaluation.rollout.ir.IRConditioner`)
         is required by IR checkpoints and adds ``observation.images.ir`` (and ``.anchor``)."""
+        return self.infer(self.prepare(observation, render, ir))
+
+    def prepare(self, observation, render: Callable[[str], Any], ir=None) -> dict[str, Any]:
+        """The model inputs of ``observation``: renders cameras and the IR image (simulator thread only)."""
         torch = self.torch
         batch: dict[str, Any] = {"observation.state": torch.as_tensor(observation.state.proprio, dtype=torch.float32)[None],
                                  "task": observation.instruction}
@@ -321,7 +345,11 @@ class CheckpointPredictor:
             for name, image in ir.images(frames[self.ir_camera]).items():
                 batch[f"observation.images.{name}"] = self._image(image)
         self.last_batch = batch
-        inputs = self.processor(batch)
+        return self.processor(batch)
+
+    def infer(self, inputs: dict[str, Any]) -> np.ndarray:
+        """(horizon, action_dim) chunk in robot units from :meth:`prepare`'s inputs; touches no simulator
+        state, so it may run in another thread while the simulator steps."""
         normalized = self.model.sample_actions(inputs, generator=self.generator)
         return self.processor.unnormalize_actions(normalized)[0].numpy()
 
@@ -343,16 +371,26 @@ class EpisodePredictor:
     def __call__(self, observation) -> np.ndarray:
         return self.predictor(observation, self.backend.render, self.conditioner)
 
+    def prepare(self, observation) -> dict[str, Any]:
+        return self.predictor.prepare(observation, self.backend.render, self.conditioner)
 
-def make_policy(policy_spec: str, backend, instance, seed: int, latency_steps: int = 0, ir=None):
+    def infer(self, inputs: dict[str, Any]) -> np.ndarray:
+        return self.predictor.infer(inputs)
+
+
+def make_policy(policy_spec: str, backend, instance, settings: RunSettings = RunSettings()):
     """The per-step policy for one episode (``instance`` already loaded into ``backend``, the world reset).
 
-    ``ir`` (:class:`~bspatial.evaluation.rollout.ir.IRSettings`, default no IR) conditions IR checkpoints.
+    ``settings.ir`` (:class:`~bspatial.evaluation.rollout.ir.IRSettings`, default no IR) conditions IR checkpoints.
     """
     from bspatial.evaluation.rollout.ir import NO_IR, make_conditioner
 
-    ir = NO_IR if ir is None else ir
-    episode_seed = [int(seed), int(instance.seed or 0)]
+    ir = NO_IR if settings.ir is None else settings.ir
+    episode_seed = [int(settings.seed), int(instance.seed or 0)]
+    if policy_spec == "scripted" and settings.condition == "no_intervention":
+        # The privileged expert knows the goal already holds: its reference behaviour is to stay still.
+        hold = backend.hold_action()
+        return lambda observation: hold
     if policy_spec == "scripted":
         if instance.family == "navigation":
             from bspatial.tasks.nav_expert import NavigationExpert
@@ -373,7 +411,8 @@ def make_policy(policy_spec: str, backend, instance, seed: int, latency_steps: i
     elif ir.source != "none":
         raise ValueError(f"ir={ir.source!r} given for checkpoint {policy_spec!r}, which has ir_mode='none'")
     return ChunkedPolicy(EpisodePredictor(predictor, backend, conditioner), backend.hold_action(),
-                         latency_steps=latency_steps, horizon=predictor.horizon, action_dim=predictor.action_dim)
+                         latency_steps=settings.latency_steps, threaded=settings.threaded,
+                         horizon=predictor.horizon, action_dim=predictor.action_dim)
 
 
 def _ir_summary(policy) -> dict[str, Any] | None:
@@ -391,7 +430,7 @@ def result_path(out: Path, episode: EpisodeSpec) -> Path:
 def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
     base = {**asdict(episode), "policy": policy_spec, "condition": "spatial", "instruction": None, "status": "error",
             "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "steps": 0, "message": "",
-            "trace": None, "ir": None, "spawn": None}
+            "trace": None, "ir": None, "spawn": None, "latencies": None}
     return {**base, **fields}
 
 
@@ -428,8 +467,8 @@ def _scored(result, condition: str) -> dict[str, Any]:
             "failure_mode": primary_failure_mode(result.trace, outcome)}
 
 
-def run_one(backend, episode: EpisodeSpec, policy_spec: str, out: Path, seed: int = 0,
-            max_steps: int | None = None, latency_steps: int = 0, ir=None, condition: str = "spatial") -> dict[str, Any]:
+def run_one(backend, episode: EpisodeSpec, policy_spec: str, out: Path,
+            settings: RunSettings = RunSettings()) -> dict[str, Any]:
     """Run and record one episode; any exception becomes a status "error" record (the run goes on).
 
     An episode whose ``condition`` is undefined for its instance is recorded with status
@@ -438,25 +477,25 @@ def run_one(backend, episode: EpisodeSpec, policy_spec: str, out: Path, seed: in
     from bspatial.tasks.conditions import NotApplicable
     from bspatial.tasks.episode import run_episode
 
+    condition, max_steps = settings.condition, settings.max_steps
     instruction, policy, spawn = None, None, None
     try:
         instance, spawn = load_instance(backend, episode, condition)
         instruction = instance.instruction
-        if policy_spec == "scripted" and condition == "no_intervention":
-            # The privileged expert knows the goal already holds: its reference behaviour is to stay still.
-            hold = backend.hold_action()
-            policy = lambda observation: hold  # noqa: E731
-        else:
-            policy = make_policy(policy_spec, backend, instance, seed, latency_steps, ir=ir)
+        policy = make_policy(policy_spec, backend, instance, settings)
         steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
         trace_split = NAVIGATION_TRACE_SPLIT if episode.split == "navigation" else episode.split
         # A no-intervention episode has nothing to decide early: it runs its whole budget.
-        result = run_episode(backend, instance, policy, split=trace_split, max_steps=steps,
-                             stop_when_decided=condition != "no_intervention")
+        try:
+            result = run_episode(backend, instance, policy, split=trace_split, max_steps=steps,
+                                 stop_when_decided=condition != "no_intervention")
+        finally:
+            if hasattr(policy, "close"):
+                policy.close()   # threaded inference: no computation outlives its episode
         record = _record(episode, policy_spec, condition=condition, instruction=instruction, status=result.status,
                          steps=result.steps, message=result.message, **_scored(result, condition),
                          trace=result.trace.to_dict() if result.trace is not None else None,
-                         ir=_ir_summary(policy), spawn=spawn)
+                         ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None)
     except NotApplicable as why:
         record = _record(episode, policy_spec, condition=condition, status="not_applicable", message=str(why))
     except Exception as error:  # recorded, not hidden: the result file says what failed
@@ -483,8 +522,8 @@ def _worker_backend():
 
 
 def _worker_run(args: tuple) -> tuple[str, str]:
-    episode, policy_spec, out, seed, max_steps, latency_steps, ir, condition = args
-    record = run_one(_worker_backend(), episode, policy_spec, out, seed, max_steps, latency_steps, ir, condition)
+    episode, policy_spec, out, settings = args
+    record = run_one(_worker_backend(), episode, policy_spec, out, settings)
     return episode.key, record["status"]
 
 
@@ -527,7 +566,7 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
 def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out: str | Path,
                  n_episodes: int | None = None, workers: int = 1, seed: int = 0, max_steps: int | None = None,
                  latency_steps: int = 0, progress: bool = False, ir: str | None = None,
-                 ir_model: str | None = None, condition: str = "spatial") -> RolloutSummary:
+                 ir_model: str | None = None, condition: str = "spatial", threaded: bool = False) -> RolloutSummary:
     """Run (or resume) the rollouts of ``policy_spec`` on ``split``; one result file per episode under ``out``.
 
     Args:
@@ -540,6 +579,8 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         seed: seed of the policy's randomness (random policy, flow-matching noise).
         max_steps: cap on each episode's step budget (smoke tests); None = the task's budget.
         latency_steps: checkpoint policies: 0 = synchronous controller, k = asynchronous with k-step latency.
+        threaded: checkpoint policies: asynchronous inference in a worker thread while the simulator steps
+            (latency measured per chunk and recorded as ``latencies``; not deterministic).
         progress: show a progress bar.
         ir: IR checkpoints: "oracle" (default), "predicted" or "none"; others take only None / "none".
         ir_model: ``ir="predicted"``: the grounding VLM's backend spec (e.g. "chance", "openai:<url>#<model>").
@@ -555,6 +596,8 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
     names = resolve_tasks(split, tasks)
     ir_settings = resolve_ir(policy_spec, split, ir, ir_model)
     _check_condition(condition, split)
+    if threaded and latency_steps:
+        raise ValueError(f"threaded inference measures its latency; latency_steps must be 0, got {latency_steps!r}")
     skipped_tasks: list[str] = []
     if policy_spec == "scripted":
         names, skipped_tasks = _scripted_tasks(names)
@@ -563,18 +606,19 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
     (out / EPISODES_DIR).mkdir(parents=True, exist_ok=True)
     _check_manifest(out, {"policy": policy_spec, "split": split, "split_build_seed": SPLIT_BUILD_SEED,
                           "seed": seed, "max_steps": max_steps,
-                          "latency_steps": latency_steps, **ir_settings.as_manifest(), "condition": condition})
+                          "latency_steps": latency_steps, "threaded": threaded, **ir_settings.as_manifest(),
+                          "condition": condition})
     todo = [e for e in plan if not result_path(out, e).exists()]
     logger.info("rollout %s on %s: %d episodes planned, %d already done, %d to run", policy_spec, split,
                 len(plan), len(plan) - len(todo), len(todo))
-    statuses = _run_todo(todo, policy_spec, out, seed, max_steps, latency_steps, workers, progress, ir_settings,
-                         condition)
+    settings = RunSettings(seed, max_steps, latency_steps, threaded, ir_settings, condition)
+    statuses = _run_todo(todo, policy_spec, out, settings, workers, progress)
     return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo),
                           sum(s == "error" for s in statuses), skipped_tasks)
 
 
-def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, seed: int, max_steps: int | None,
-              latency_steps: int, workers: int, progress: bool, ir=None, condition: str = "spatial") -> list[str]:
+def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, settings: RunSettings, workers: int,
+              progress: bool) -> list[str]:
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(todo), desc="episodes", disable=not progress)
@@ -584,12 +628,11 @@ def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, seed: int, m
             from bspatial.sim.mujoco_backend import MujocoBackend
             with MujocoBackend() as backend:
                 for episode in todo:
-                    statuses.append(run_one(backend, episode, policy_spec, out, seed, max_steps, latency_steps,
-                                            ir, condition)["status"])
+                    statuses.append(run_one(backend, episode, policy_spec, out, settings)["status"])
                     bar.update()
         else:
             context = multiprocessing.get_context("spawn")
-            jobs = [(e, policy_spec, out, seed, max_steps, latency_steps, ir, condition) for e in todo]
+            jobs = [(e, policy_spec, out, settings) for e in todo]
             with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
                 for _, status in pool.map(_worker_run, jobs):
                     statuses.append(status)

@@ -158,3 +158,49 @@ def test_asynchronous_latency_in_simulation_steps():
     # At step 10 the committed index reaches 10: switch to the newest covering chunk (observation 4).
     assert actions[10][ARM] == pytest.approx(ensemble_weights(2) @ [10.0, 4000 + 6])
     assert actions[8][list(GRIPPER_DIMS)].tolist() == [4004.0, 4004.0]  # gripper: newest chunk
+
+
+class _GatedPredictor:
+    """prepare() on the caller's thread, infer() on the worker; each inference waits for its gate."""
+
+    def __init__(self):
+        import threading
+
+        self.threads, self.gates = [], []
+        self.threading = threading
+
+    def prepare(self, observation):
+        self.threads.append(("prepare", self.threading.current_thread().name))
+        gate = self.threading.Event()
+        self.gates.append(gate)
+        return observation.step, gate
+
+    def infer(self, inputs):
+        step, gate = inputs
+        self.threads.append(("infer", self.threading.current_thread().name))
+        assert gate.wait(10), "test gate never opened"
+        return ramp(1000 * step)
+
+
+def test_threaded_inference_runs_while_steps_go_on_and_measures_latency():
+    import time
+
+    hold = np.full(D, -3.0)
+    predictor = _GatedPredictor()
+    policy = ChunkedPolicy(predictor, hold, threaded=True)
+    actions = [policy(obs(t)) for t in range(3)]          # inference of observation 0 still running
+    assert all((a == hold).all() for a in actions)         # the hold action repeats meanwhile
+    predictor.gates[0].set()
+    while not policy._future[1].done():
+        time.sleep(0.001)
+    action = policy(obs(3))                                # delivered now: entered at index 3
+    assert action[ARM] == 3.0 and policy.latencies == [3]
+    assert policy.calls == [0, 3]                          # the next computation starts at once
+    predictor.gates[1].set()
+    policy.close()
+    kinds = {kind: name for kind, name in predictor.threads}
+    assert kinds["prepare"] != kinds["infer"] and kinds["infer"].startswith("policy-inference")
+    with pytest.raises(ValueError, match="latency_steps must be 0"):
+        ChunkedPolicy(predictor, hold, threaded=True, latency_steps=2)
+    with pytest.raises(ValueError, match="needs a predictor with prepare"):
+        ChunkedPolicy(lambda o: ramp(), hold, threaded=True)

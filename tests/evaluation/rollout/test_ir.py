@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bspatial.evaluation.rollout.ir import IRSettings, OracleTarget
-from bspatial.evaluation.rollout.runner import load_results, make_policy, run_rollouts
+from bspatial.evaluation.rollout.runner import RunSettings, load_results, make_policy, run_rollouts
 from bspatial.evaluation.vlm.backends import Response
 
 DOT_COLOR = (255, 51, 51)  # Appendix 13.3
@@ -56,7 +56,7 @@ def observed_episode(backend, checkpoint, instance, ir, steps):
         return frame
 
     backend.render = render
-    policy = make_policy(str(checkpoint), backend, instance, seed=0, ir=ir)
+    policy = make_policy(str(checkpoint), backend, instance, RunSettings(ir=ir))
     inner = policy.predictor
 
     def predictor(observation):

@@ -98,10 +98,10 @@ def test_killed_run_resumes_without_duplicates_or_losses(tmp_path, monkeypatch):
 def test_wrong_action_shape_records_an_error_and_the_run_goes_on(tmp_path, monkeypatch):
     real = runner.make_policy
 
-    def broken(policy_spec, backend, instance, seed, latency_steps=0, **kwargs):
+    def broken(policy_spec, backend, instance, settings):
         if instance.task == "reach_plate":
             return lambda obs: np.zeros(7)
-        return real(policy_spec, backend, instance, seed, latency_steps, **kwargs)
+        return real(policy_spec, backend, instance, settings)
 
     monkeypatch.setattr(runner, "make_policy", broken)
     summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, n_episodes=1, max_steps=5)
@@ -147,3 +147,15 @@ def test_checkpoint_policy_runs_through_the_controller(tmp_path, tiny_checkpoint
     assert summary.errors == 0, r["message"]
     assert r["status"] in ("timeout", "decided", "sim_error") and r["outcome"] in ("none", "wrong", "correct")
     assert json.loads(result_path(tmp_path, plan_episodes("held_out", ["reach_plate"], 1)[0]).read_text()) == r
+
+
+def test_threaded_inference_rollout_records_measured_latencies(tmp_path, tiny_checkpoint):
+    summary = run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path, n_episodes=1, max_steps=40,
+                           threaded=True)
+    (r,) = load_results(tmp_path)
+    assert summary.errors == 0, r["message"]
+    # Every delivered chunk arrived some whole number of steps after its observation.
+    assert r["latencies"] and all(isinstance(k, int) and k >= 0 for k in r["latencies"])
+    assert json.loads((tmp_path / "rollout.json").read_text())["threaded"] is True
+    with pytest.raises(ValueError, match="latency_steps must be 0, got 3"):
+        run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path / "x", threaded=True, latency_steps=3)
