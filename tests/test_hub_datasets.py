@@ -47,3 +47,44 @@ def test_install_without_a_build_is_a_clear_error(tmp_path):
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert proc.returncode == 2 and "run `bspatial build` first" in proc.stderr
+
+
+LOAD_GENERAL = """
+import json
+from datasets import load_dataset
+single = load_dataset("behavior-spatial/vqa", "general_single_frame", split="test")
+multi = load_dataset("behavior-spatial/vqa", "general_multi_frame", split="test")
+print("RESULT", json.dumps({"single": [len(r["frames"]) for r in single], "multi": [len(r["frames"]) for r in multi],
+                            "type": type(single[0]["frames"][0]).__module__}))
+"""
+
+
+def test_general_configs_load_by_bare_id_after_seeding(tmp_path):
+    """The general-VQA configs (single frame: 1 image, multi-frame: 4 rotation images) seed and load offline."""
+    import numpy as np
+
+    from bspatial.evaluation.vlm.fixtures import _png, write_parquet_config, write_readme
+
+    rng = np.random.default_rng(0)
+    repo = tmp_path / "build" / "vqa"
+
+    def row(i, setting, n_frames):
+        return {"id": f"{setting}-{i}", "suite": "vqa", "setting": setting, "category": "direction",
+                "subtype": "object_relative", "task": None, "variant": None, "frames": [_png(rng) for _ in range(n_frames)],
+                "question": "Where is the kitchen relative to the bedroom?",
+                "options": ["front-left", "front-right", "back-left", "back-right"], "answer": "A"}
+
+    write_parquet_config(repo, "vqa", "general_single_frame", [row(i, "single_frame", 1) for i in range(2)])
+    write_parquet_config(repo, "vqa", "general_multi_frame", [row(i, "multi_frame_rotation", 4) for i in range(2)])
+    write_readme(repo, ("general_single_frame", "general_multi_frame"))
+    env = dict(os.environ, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    env.pop("HF_DATASETS_CACHE", None)
+    install = subprocess.run(
+        [sys.executable, "-m", "bspatial.cli", "hub", "install", "--datasets", str(tmp_path / "build")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+    after = subprocess.run([sys.executable, "-c", LOAD_GENERAL], capture_output=True, text=True, env=env, timeout=300)
+    assert after.returncode == 0, after.stderr
+    result = json.loads(after.stdout.split("RESULT", 1)[1])
+    assert result == {"single": [1, 1], "multi": [4, 4], "type": "PIL.PngImagePlugin"}

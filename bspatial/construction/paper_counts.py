@@ -22,3 +22,7 @@ IR_QUERIES = 1_240  # over the 14 evaluated manipulation tasks
 SINGLE_FRAME_TOTAL = sum(SINGLE_FRAME_COUNTS.values())  # 1,078
 MULTI_FRAME_TOTAL = sum(MULTI_FRAME_CATEGORY_COUNTS.values())  # 494
 VQA_TOTAL = SINGLE_FRAME_TOTAL + MULTI_FRAME_TOTAL + TASK_MANIPULATION_VQA + TASK_NAVIGATION_VQA  # 3,256
+
+# General VQA, multi-frame, as record keys: Table S1's multi-frame questions are about rooms ("measuring
+# from room centers"); the records' subtype vocabulary has no room subtype, so they are object_relative.
+MULTI_FRAME_COUNTS: dict[tuple[str, str], int] = {(c, "object_relative"): n for c, n in MULTI_FRAME_CATEGORY_COUNTS.items()}

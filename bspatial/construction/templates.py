@@ -111,6 +111,13 @@ def task_question(instance: TaskInstance, record: FrameRecord, goal: FrameRecord
     raise ValueError(f"task {instance.task!r} has category {instance.category!r} with no manipulation template")
 
 
+def four_options(category: str, subtype: str, question: str, answer_text: str, distractors, rng: np.random.Generator,
+                 **kwargs) -> Question:
+    """A four-option :class:`Question`: the answer plus three distractors drawn by ``rng``, order shuffled
+    (general VQA reuses the task-grounded rule, so both suites place answers the same way)."""
+    return _finish(category, subtype, question, answer_text, distractors, rng, **kwargs)
+
+
 def _need(goal: FrameRecord | None) -> FrameRecord:
     if goal is None:
         raise ValueError("placement templates need the goal-state frame")

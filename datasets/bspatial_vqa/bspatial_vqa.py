@@ -2,8 +2,12 @@
 
 A ``GeneratorBasedBuilder`` over the records ``bspatial build`` writes (``vqa.jsonl`` plus PNG
 frames under ``data_dir``). Self-contained (imports only ``datasets`` and the standard library) so
-it can travel with the Hub repo. Configs follow the paper's subsets; this slice builds
-``task_manipulation`` (general_single_frame, general_multi_frame and task_navigation come next).
+it can travel with the Hub repo. Configs follow the paper's subsets: ``general_single_frame`` (Table 1
+single-frame: one 720x720 frame per question), ``general_multi_frame`` (Table 1 multi-frame: four
+rotation frames, oldest first) and ``task_manipulation`` (Table 2); task_navigation comes next.
+
+Every config has the harness's columns (``bspatial.evaluation.vlm.records``): ``frames`` is a list of
+images in every config (length 1 for single-frame ones), so one reader serves all settings.
 """
 
 from __future__ import annotations
@@ -36,15 +40,19 @@ def vqa_features() -> datasets.Features:
 class BspatialVQAConfig(datasets.BuilderConfig):
     """One VQA subset; ``setting`` selects the records of that observation setting."""
 
-    def __init__(self, *, setting: str, **kwargs):
+    def __init__(self, *, settings: tuple[str, ...], **kwargs):
         super().__init__(version=VERSION, **kwargs)
-        self.setting = setting
+        self.settings = tuple(settings)
 
 
 class BspatialVQA(datasets.GeneratorBasedBuilder):
     BUILDER_CONFIG_CLASS = BspatialVQAConfig
     BUILDER_CONFIGS = [
-        BspatialVQAConfig(name="task_manipulation", setting="task_manipulation",
+        BspatialVQAConfig(name="general_single_frame", settings=("single_frame",),
+                          description="General single-frame questions over 49 BEHAVIOR activities (Table S1)."),
+        BspatialVQAConfig(name="general_multi_frame", settings=("multi_frame_rotation", "multi_frame_navigation"),
+                          description="General multi-frame questions: four rotation frames covering 360 degrees (Table S1)."),
+        BspatialVQAConfig(name="task_manipulation", settings=("task_manipulation",),
                           description="Task-grounded manipulation questions (Table 2)."),
     ]
     DEFAULT_CONFIG_NAME = "task_manipulation"
@@ -61,7 +69,7 @@ class BspatialVQA(datasets.GeneratorBasedBuilder):
         with open(root / RECORDS_FILE, encoding="utf-8") as handle:
             for line in handle:
                 row = json.loads(line)
-                if row["setting"] != self.config.setting:
+                if row["setting"] not in self.config.settings:
                     continue
                 # Embed bytes (not paths): the parquet repo must not point into the build folder.
                 row["frames"] = [{"bytes": (root / p).read_bytes(), "path": None} for p in row["frames"]]

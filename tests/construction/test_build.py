@@ -2,7 +2,6 @@
 determinism and the unmeetable-preset error."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

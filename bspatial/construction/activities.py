@@ -1,0 +1,542 @@
+"""The 49 BEHAVIOR activities behind general VQA, and their seeded household scenes.
+
+Section 3.3: "General VQA spans 49 activities". Each activity's object list comes from the ``bddl``
+package (``activity_definitions/<name>/problem0.bddl``: the ``:objects`` synsets and the ``inroom``
+room type). The paper rendered BEHAVIOR-1K scenes in OmniGibson; we render the activity's small
+objects with category-appropriate primitive shapes (:data:`RENDERABLE`) in a procedurally laid out
+apartment (:func:`activity_scene`).
+
+**Which 49.** An activity is *eligible* when its ``problem0`` takes place in an indoor home room
+(:data:`HOME_ROOMS`) and names at least :data:`MIN_RENDERABLE` distinct object categories that we
+can render. The 49 are the eligible activities taken in ``crc32(name)`` order: a fixed
+pseudo-random sample (not the alphabet's first 49, which would be mostly "adding_..." and
+"assembling_..."), pinned as :data:`GENERAL_ACTIVITIES` so a bddl upgrade cannot silently change the
+benchmark; ``tests/construction/test_general.py`` re-derives the list from bddl.
+
+**Scene.** An apartment of 2 x 3 rooms (:data:`GRID_ROWS` x :data:`GRID_COLUMNS`) with seeded room
+sizes and kinds; the activity's room (bddl room type) is the middle room of the first row, where
+the robot stands. Every room gets a recognisable furniture piece and a floor covering of its own
+(the per-room floor objects ``floor_<room>`` double as room-visibility masks for multi-frame
+questions). Against the activity room's back wall (x = 0) stand a work surface (countertop / table
+/ desk by room kind) with the activity's objects on it and a storage unit (a grid bookcase or a
+layered shelf) holding more of them, plus one floor-standing object. Interior walls have wide
+openings so that rotation views see into the neighbouring rooms.
+
+Example:
+    >>> activity = load_activity(GENERAL_ACTIVITIES[0])
+    >>> activity.room in HOME_ROOMS, len(activity.categories) >= MIN_RENDERABLE
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from bspatial.sim.floorplans import RoomRegion, bathtub, room_floor, toilet, walls
+from bspatial.sim.scenes import (DEFAULT_LIGHTS, TOP_CAMERA, Support, bed, bookcase, countertop, rect_polygon, shelving,
+                                 sofa, straight_chair, table)
+from bspatial.sim.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Surface
+from bspatial.tasks.assets import rgba, tile_texture, wood_texture
+from bspatial.tasks.manipulation import objects as shapes
+
+N_GENERAL_ACTIVITIES = 49
+"""Section 3.3: "General VQA spans 49 activities"."""
+MIN_RENDERABLE = 3
+"""Implementation choice: an eligible activity names at least 3 object categories we can render."""
+HOME_ROOMS = ("kitchen", "living_room", "bedroom", "bathroom", "dining_room", "utility_room", "childs_room",
+              "private_office", "garage")
+"""bddl room types we can lay out as rooms of an apartment (gardens, stores, offices buildings are not)."""
+ROOM_NAMES = {"kitchen": "kitchen", "living_room": "living room", "bedroom": "bedroom", "bathroom": "bathroom",
+              "dining_room": "dining room", "utility_room": "utility room", "childs_room": "child's room",
+              "private_office": "office", "garage": "garage"}
+"""How questions name a room kind."""
+
+GRID_ROWS, GRID_COLUMNS = 2, 3
+"""Apartment layout: 2 x 3 rooms, so the four candidate rooms of a multi-frame question exist."""
+ROOM_DEPTH_RANGE = (3.0, 4.6)
+"""Room extents (m) along x per row and along y per column: household room sizes, wide enough that room
+areas differ by the size margin often (Appendix 11: 10%)."""
+ROOM_WIDTH_RANGE = (2.9, 4.6)
+OPENING_WIDTH_M = 2.0
+"""Interior wall openings (m): wide, so rotation views see the neighbouring rooms (the paper's BEHAVIOR
+houses have open doorways too)."""
+N_SUPPORT_OBJECTS = 5
+"""Objects on the work surface: enough candidates for four-option distance / size questions."""
+N_STORAGE_OBJECTS = 4
+"""Objects in the storage unit's cells / layers: the subjects of locate questions."""
+N_FLOOR_OBJECTS = 2
+"""Floor-standing objects (buckets, baskets, bins) in front of the furniture."""
+MAX_STORAGE_LENGTH_M = 0.26
+"""Objects in the storage unit fit a cell (bookcase cells are ~0.3 m tall and deep)."""
+
+# ----------------------------------------------------------------------------- renderable objects
+
+
+@dataclass(frozen=True)
+class ObjectKind:
+    """How one bddl synset is rendered: its BEHAVIOR category, primitive shape and size.
+
+    Attributes:
+        category: BEHAVIOR category (bddl ``category_mapping.csv``).
+        shape: ``box`` / ``cylinder`` / ``sphere`` / ``bottle`` / ``pan``, or ``builder:<name>`` for the
+            detailed shapes of :mod:`bspatial.tasks.manipulation.objects`.
+        proportions: (x, y, z) extents as fractions of the longest dimension (max is 1).
+        length: (low, high) range of the longest dimension (m), real-world proportions.
+        rgb: base colour.
+        floor: stands on the floor (buckets, baskets) rather than on furniture.
+    """
+
+    category: str
+    shape: str
+    proportions: tuple[float, float, float]
+    length: tuple[float, float]
+    rgb: tuple[int, int, int]
+    floor: bool = False
+
+
+def _k(category, shape, proportions, length, rgb, floor=False) -> ObjectKind:
+    return ObjectKind(category, shape, proportions, length, rgb, floor)
+
+
+# synset -> rendering. The most frequent small objects of bddl's activity definitions.
+RENDERABLE: dict[str, ObjectKind] = {
+    "rag.n.01": _k("rag", "box", (0.8, 1.0, 0.06), (0.2, 0.3), (200, 80, 80)),
+    "bowl.n.01": _k("bowl", "builder:bowl", (1, 1, 0.43), (0.14, 0.14), (200, 80, 60)),
+    "liquid_soap__bottle.n.01": _k("liquid_soap_bottle", "bottle", (0.35, 0.35, 1.0), (0.18, 0.24), (120, 200, 160)),
+    "chopping_board.n.01": _k("chopping_board", "box", (0.7, 1.0, 0.06), (0.3, 0.42), (190, 150, 100)),
+    "salt__shaker.n.01": _k("salt_shaker", "cylinder", (0.45, 0.45, 1.0), (0.08, 0.11), (235, 235, 235)),
+    "tupperware.n.01": _k("tupperware", "builder:tupperware", (0.8, 1, 0.47), (0.185, 0.185), (60, 150, 210)),
+    "plate.n.04": _k("plate", "builder:plate", (1, 1, 0.07), (0.22, 0.3), (40, 70, 150)),
+    "bucket.n.01": _k("bucket", "cylinder", (1.0, 1.0, 0.95), (0.28, 0.34), (70, 110, 200), floor=True),
+    "detergent__bottle.n.01": _k("detergent_bottle", "bottle", (0.5, 0.5, 1.0), (0.25, 0.32), (240, 120, 30)),
+    "carving_knife.n.01": _k("carving_knife", "builder:carving_knife", (0.1, 1, 0.07), (0.33, 0.33), (200, 205, 210)),
+    "sponge.n.01": _k("sponge", "box", (0.65, 1.0, 0.35), (0.09, 0.12), (240, 220, 60)),
+    "scrub_brush.n.01": _k("scrub_brush", "box", (0.45, 1.0, 0.3), (0.14, 0.2), (150, 90, 50)),
+    "frying_pan.n.01": _k("frying_pan", "pan", (1.0, 0.55, 0.12), (0.42, 0.5), (45, 45, 50)),
+    "carton.n.02": _k("carton", "box", (0.7, 1.0, 0.7), (0.2, 0.3), (180, 150, 110)),
+    "hand_towel.n.01": _k("hand_towel", "box", (0.6, 1.0, 0.1), (0.22, 0.3), (90, 160, 200)),
+    "stockpot.n.01": _k("stockpot", "cylinder", (1.0, 1.0, 0.85), (0.24, 0.3), (170, 170, 175)),
+    "cookie_sheet.n.01": _k("baking_sheet", "box", (0.7, 1.0, 0.05), (0.35, 0.45), (150, 150, 155)),
+    "wicker_basket.n.01": _k("wicker_basket", "cylinder", (1.0, 1.0, 0.7), (0.3, 0.4), (170, 130, 70), floor=True),
+    "water_glass.n.02": _k("water_glass", "cylinder", (0.6, 0.6, 1.0), (0.1, 0.13), (190, 215, 230)),
+    "water_bottle.n.01": _k("water_bottle", "bottle", (0.3, 0.3, 1.0), (0.2, 0.26), (80, 160, 230)),
+    "paper_towel.n.01": _k("paper_towel", "cylinder", (0.45, 0.45, 1.0), (0.22, 0.28), (245, 245, 240)),
+    "backpack.n.01": _k("backpack", "box", (0.45, 0.75, 1.0), (0.4, 0.5), (50, 80, 140), floor=True),
+    "mug.n.04": _k("mug", "cylinder", (0.85, 0.85, 1.0), (0.09, 0.11), (220, 60, 60)),
+    "newspaper.n.03": _k("newspaper", "box", (0.75, 1.0, 0.03), (0.3, 0.4), (225, 225, 215)),
+    "tray.n.01": _k("tray", "box", (0.65, 1.0, 0.07), (0.35, 0.45), (120, 80, 50)),
+    "apple.n.01": _k("apple", "builder:food", (1, 1, 1), (0.07, 0.095), (190, 30, 35)),
+    "mixing_bowl.n.01": _k("mixing_bowl", "cylinder", (1.0, 1.0, 0.45), (0.24, 0.3), (230, 230, 235)),
+    "pot_plant.n.01": _k("pot_plant", "cylinder", (0.7, 0.7, 1.0), (0.35, 0.5), (60, 140, 60), floor=True),
+    "watering_can.n.01": _k("watering_can", "bottle", (0.7, 0.7, 1.0), (0.28, 0.35), (40, 150, 90), floor=True),
+    "saucepan.n.01": _k("saucepan", "pan", (1.0, 0.45, 0.25), (0.32, 0.4), (160, 160, 165)),
+    "toothbrush.n.01": _k("toothbrush", "box", (0.08, 1.0, 0.1), (0.17, 0.2), (60, 180, 220)),
+    "platter.n.01": _k("platter", "cylinder", (1.0, 1.0, 0.07), (0.32, 0.4), (240, 240, 235)),
+    "wine_bottle.n.01": _k("wine_bottle", "bottle", (0.26, 0.26, 1.0), (0.28, 0.32), (40, 90, 50)),
+    "pen.n.01": _k("pen", "box", (0.07, 1.0, 0.07), (0.13, 0.15), (30, 40, 160)),
+    "pitcher.n.02": _k("pitcher", "bottle", (0.65, 0.65, 1.0), (0.2, 0.26), (200, 220, 235)),
+    "wineglass.n.01": _k("wineglass", "bottle", (0.4, 0.4, 1.0), (0.17, 0.22), (210, 225, 235)),
+    "hamper.n.02": _k("hamper", "box", (0.6, 0.8, 1.0), (0.5, 0.6), (200, 190, 160), floor=True),
+    "vidalia_onion.n.01": _k("vidalia_onion", "sphere", (1, 1, 1), (0.07, 0.1), (210, 180, 120)),
+    "beefsteak_tomato.n.01": _k("beefsteak_tomato", "sphere", (1, 1, 1), (0.08, 0.11), (220, 40, 30)),
+    "table_knife.n.01": _k("table_knife", "box", (0.09, 1.0, 0.04), (0.2, 0.24), (200, 200, 205)),
+    "disinfectant__bottle.n.01": _k("disinfectant_bottle", "bottle", (0.4, 0.4, 1.0), (0.22, 0.28), (230, 230, 90)),
+    "olive_oil__bottle.n.01": _k("olive_oil_bottle", "bottle", (0.3, 0.3, 1.0), (0.25, 0.3), (150, 160, 40)),
+    "vinegar__bottle.n.01": _k("vinegar_bottle", "bottle", (0.3, 0.3, 1.0), (0.22, 0.28), (190, 120, 80)),
+    "milk__carton.n.01": _k("milk_carton", "box", (0.4, 0.4, 1.0), (0.19, 0.25), (240, 240, 250)),
+    "casserole.n.02": _k("casserole", "cylinder", (1.0, 1.0, 0.45), (0.25, 0.32), (210, 110, 60)),
+    "notebook.n.01": _k("notebook", "box", (0.7, 1.0, 0.05), (0.21, 0.3), (90, 40, 130)),
+    "laptop.n.01": _k("laptop", "box", (0.7, 1.0, 0.06), (0.32, 0.38), (70, 70, 75)),
+    "pillow.n.01": _k("pillow", "box", (0.65, 1.0, 0.25), (0.45, 0.6), (235, 230, 220)),
+    "sock.n.01": _k("sock", "box", (0.35, 1.0, 0.15), (0.2, 0.26), (200, 60, 120)),
+    "lemon.n.01": _k("lemon", "builder:food", (1, 1, 1), (0.07, 0.1), (245, 225, 50)),
+    "orange.n.01": _k("orange", "builder:food", (1, 1, 1), (0.07, 0.095), (245, 140, 20)),
+    "banana.n.02": _k("banana", "builder:food", (1, 1, 1), (0.16, 0.21), (240, 210, 60)),
+    "carrot.n.03": _k("carrot", "builder:food", (1, 1, 1), (0.13, 0.2), (240, 120, 25)),
+    "hammer.n.02": _k("hammer", "builder:tool", (1, 1, 1), (0.3, 0.3), (30, 30, 35)),
+    "screwdriver.n.01": _k("screwdriver", "builder:tool", (1, 1, 1), (0.2, 0.2), (210, 40, 40)),
+    "spatula.n.01": _k("spatula", "builder:tool", (1, 1, 1), (0.3, 0.3), (30, 30, 35)),
+    "board_game.n.01": _k("board_game", "builder:board_game", (1, 1, 0.16), (0.32, 0.32), (120, 60, 40)),
+    "teddy.n.01": _k("teddy_bear", "builder:toy", (1, 1, 1), (0.2, 0.3), (150, 100, 55)),
+    "folder.n.02": _k("folder", "builder:folder", (0.77, 1, 0.04), (0.31, 0.31), (230, 190, 40)),
+    "paperback_book.n.01": _k("paperback_book", "builder:paperback_book", (0.65, 1, 0.13), (0.2, 0.2), (90, 120, 180)),
+    "hardback.n.01": _k("hardback", "builder:hardback", (1, 0.2, 0.9), (0.22, 0.26), (120, 40, 40)),
+    "vase.n.01": _k("vase", "bottle", (0.5, 0.5, 1.0), (0.2, 0.3), (60, 120, 170)),
+    "kettle.n.01": _k("kettle", "bottle", (0.8, 0.8, 1.0), (0.2, 0.25), (200, 205, 210)),
+    "teapot.n.01": _k("teapot", "bottle", (0.9, 0.9, 1.0), (0.15, 0.2), (240, 240, 235)),
+    "trash_can.n.01": _k("trash_can", "cylinder", (0.8, 0.8, 1.0), (0.4, 0.55), (120, 125, 130), floor=True),
+    "ashcan.n.01": _k("trash_can", "cylinder", (0.8, 0.8, 1.0), (0.4, 0.55), (120, 125, 130), floor=True),
+    "recycling_bin.n.01": _k("recycling_bin", "box", (0.7, 0.9, 1.0), (0.4, 0.5), (40, 110, 200), floor=True),
+    "dishtowel.n.01": _k("dishtowel", "box", (0.6, 1.0, 0.06), (0.25, 0.35), (230, 230, 200)),
+}
+
+
+def make_object(kind: ObjectKind, name: str, length: float, position, yaw: float, rng: np.random.Generator) -> ObjectSpec:
+    """An object of ``kind`` whose longest dimension is ``length`` (m), bottom centre at ``position``."""
+    col = rgba(kind.rgb)
+    px, py, pz = (p * length for p in kind.proportions)
+    if kind.shape.startswith("builder:"):
+        return _from_builder(kind, name, length, position, yaw, rng)
+    if kind.shape == "box":
+        parts = [Part("box", (px, py, pz), Pose((0, 0, pz / 2)), rgba=col)]
+    elif kind.shape == "cylinder":
+        parts = [Part("cylinder", (px / 2, pz), Pose((0, 0, pz / 2)), rgba=col)]
+    elif kind.shape == "sphere":
+        parts = [Part("sphere", (length / 2,), Pose((0, 0, length / 2)), rgba=col)]
+    elif kind.shape == "bottle":  # body 70% of the height, a narrower neck on top
+        parts = [Part("cylinder", (px / 2, 0.7 * pz), Pose((0, 0, 0.35 * pz)), rgba=col),
+                 Part("cylinder", (px / 6, 0.3 * pz), Pose((0, 0, 0.85 * pz)), rgba=rgba((235, 235, 235)))]
+    elif kind.shape == "pan":  # a disc of diameter py and a handle making up the rest of the length along x
+        parts = [Part("cylinder", (py / 2, pz), Pose((-(px - py) / 2, 0, pz / 2)), rgba=col),
+                 Part("box", (px - py, 0.03, 0.025), Pose((py / 2 - (px - py) / 2 + (px - py) / 2, 0, pz * 0.8)),
+                      rgba=rgba((25, 25, 25)))]
+    else:
+        raise ValueError(f"object kind {kind.category!r}.shape must be box/cylinder/sphere/bottle/pan/builder:*, "
+                         f"got {kind.shape!r}")
+    return ObjectSpec(name=name, category=kind.category, parts=tuple(parts),
+                      pose=Pose.from_xy_yaw(position[0], position[1], position[2], yaw), mass=0.3)
+
+
+def _from_builder(kind: ObjectKind, name, length, position, yaw, rng) -> ObjectSpec:
+    builder = kind.shape.split(":", 1)[1]
+    if builder == "food":
+        return shapes.food_item(name, kind.category, length, position, yaw)
+    if builder == "tool":
+        return shapes.tool(name, kind.category, position, yaw)
+    if builder == "toy":
+        return shapes.toy(name, kind.category, length, position, rng, yaw)
+    if builder == "plate":
+        return shapes.plate(name, length, position)
+    if builder in ("bowl", "tupperware"):
+        return getattr(shapes, builder)(name, position)
+    if builder in ("carving_knife", "folder"):
+        return getattr(shapes, builder)(name, position, yaw)
+    if builder in ("board_game", "paperback_book"):
+        return getattr(shapes, builder)(name, position, rng, yaw)
+    if builder == "hardback":
+        return shapes.hardback(name, position, rng, height=length, thickness=0.04)
+    raise ValueError(f"object kind {kind.category!r}: unknown builder {builder!r}")
+
+
+# ----------------------------------------------------------------------------- activities from bddl
+
+
+@dataclass(frozen=True)
+class Activity:
+    """A bddl activity: its room type and the synsets of its objects we can render (bddl order)."""
+
+    name: str
+    room: str
+    synsets: tuple[str, ...]
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(RENDERABLE[s].category for s in self.synsets))
+
+
+_OBJECTS = re.compile(r"\(:objects(.*?)\)", re.S)
+_INROOM = re.compile(r"\(inroom \S+ (\w+)\)")
+
+
+@functools.cache
+def load_activity(name: str) -> Activity:
+    """Parse ``bddl/activity_definitions/<name>/problem0.bddl`` (room: the first ``inroom`` room type)."""
+    path = resources.files("bddl") / "activity_definitions" / name / "problem0.bddl"
+    if not path.is_file():
+        raise ValueError(f"activity must be a bddl activity with a problem0.bddl, got {name!r}")
+    text = path.read_text()
+    objects = _OBJECTS.search(text)
+    synsets = re.findall(r"- ([\w.]+)", objects.group(1)) if objects else []
+    rooms = [r for r in _INROOM.findall(text) if r in HOME_ROOMS]
+    renderable = tuple(dict.fromkeys(s for s in synsets if s in RENDERABLE))
+    return Activity(name, rooms[0] if rooms else "", renderable)
+
+
+def eligible_activities() -> list[str]:
+    """Activities meeting the rule of the module docstring, in ``crc32(name)`` order."""
+    root = resources.files("bddl") / "activity_definitions"
+    names = sorted(p.name for p in root.iterdir() if (p / "problem0.bddl").is_file())
+    keep = [n for n in names if (a := load_activity(n)).room and len(a.categories) >= MIN_RENDERABLE]
+    return sorted(keep, key=lambda n: (zlib.crc32(n.encode()), n))
+
+
+# Pinned output of eligible_activities()[:49] under bddl 3.7 (see the module docstring).
+GENERAL_ACTIVITIES: tuple[str, ...] = (
+    'getting_organized_for_work', 'make_fried_rice', 'cleaning_tools_and_equipment', 'cook_oysters',
+    'wash_a_wool_coat', 'make_soup', 'cook_zucchini', 'serving_food_on_the_table', 'laying_out_a_feast',
+    'clean_oysters', 'emptying_trash_cans', 'make_mustard_herb_and_spice_seasoning', 'make_brownies',
+    'wash_goalkeeper_gloves', 'prepare_a_boat_for_fishing', 'getting_a_drink', 'shampooing_carpet',
+    'clean_whiskey_stones', 'make_macaroni_and_cheese', 'make_dessert_watermelons', 'clean_couch_pillows',
+    'remove_hard_water_spots', 'make_edible_chocolate_chip_cookie_dough', 'wash_your_rings', 'cleaning_garage',
+    'prepare_a_filling_breakfast', 'clean_wine_glasses', 'clean_rubber_bathmats',
+    'baking_cookies_for_the_PTA_bake_sale', 'make_lemon_pepper_wings', 'cleaning_oven', 'cook_green_beans',
+    'cleaning_bathrooms', 'washing_pots_and_pans', 'make_muffins', 'set_a_fancy_table', 'cook_peppers',
+    'clean_a_baking_stone', 'making_a_drink', 'make_homemade_bird_food', 'make_pizza', 'make_hot_cocoa',
+    'cleaning_kitchen_knives', 'cook_fish', 'cook_potatoes', 'cook_bok_choy', 'sorting_bottles_cans_and_paper',
+    'cook_red_peppers', 'clean_vases',
+)
+
+
+# ----------------------------------------------------------------------------- the apartment
+
+
+@dataclass(frozen=True)
+class StorageUnit:
+    """The activity room's storage: ``kind`` "grid" (bookcase, cells "RxC") or "layers" (shelf, "layer k")."""
+
+    name: str
+    kind: str
+    cells: dict[str, tuple[float, float, float, float, float, float]]  # label -> (x0, x1, y0, y1, z0, z1)
+
+
+@dataclass(frozen=True, eq=False)
+class ActivityScene:
+    """One seeded apartment for an activity (see the module docstring).
+
+    Attributes:
+        scene: the scene without the robot's viewpoint decided (``robot`` is replaced per view).
+        rooms: the apartment's rooms; ``rooms[activity_room]`` is where the robot stands.
+        storage: the storage unit and its cells.
+        work_bounds: (x0, x1, y0, y1) of the activity room's free floor, where rotation views stand.
+        support_front_x: x of the furniture fronts (the robot faces -x towards them).
+    """
+
+    activity: str
+    seed: int
+    scene: SceneSpec
+    rooms: tuple[RoomRegion, ...]
+    activity_room: int
+    storage: StorageUnit
+    work_bounds: tuple[float, float, float, float]
+    support_front_x: float
+    support_y: float
+    storage_y: float
+    object_names: tuple[str, ...]
+
+    def room_name(self, room: RoomRegion) -> str:
+        return ROOM_NAMES[room.kind]
+
+
+_ROOM_FLOORS = {"kitchen": "tiles", "bathroom": "checker", "utility_room": "concrete", "garage": "concrete",
+                "bedroom": "carpet", "childs_room": "carpet"}
+_SUPPORTS = {"kitchen": ("countertop", 0.9), "bathroom": ("countertop", 0.9), "utility_room": ("countertop", 0.9),
+             "garage": ("countertop", 0.9), "living_room": ("coffee_table", 0.5), "dining_room": ("breakfast_table", 0.75),
+             "bedroom": ("desk", 0.75), "childs_room": ("desk", 0.7), "private_office": ("desk", 0.75)}
+"""The work surface of the activity room by room type, and its height (m)."""
+
+
+def activity_scene(activity: str, seed: int) -> ActivityScene:
+    """The seeded apartment of ``activity`` (deterministic in ``(activity, seed)``)."""
+    act = load_activity(activity)
+    if not act.room:
+        raise ValueError(f"activity {activity!r} takes place in no home room {HOME_ROOMS}")
+    rng = np.random.default_rng(zlib.crc32(f"{activity}/{seed}".encode()))
+    rooms = _layout(act.room, rng)
+    home = GRID_COLUMNS // 2  # row 0, middle column
+    room = rooms[home]
+    furniture, walls_ = _room_furniture(rooms, home, rng), _walls(rooms)
+    floors = tuple(room_floor(r, _ROOM_FLOORS.get(r.kind, "planks")) for r in rooms)
+    # The work wall: x = 0 (the apartment's outer wall behind the activity room).
+    x0, x1, y0, y1 = room.bounds
+    support_kind, height = _SUPPORTS[act.room]
+    left_storage = bool(rng.integers(2))
+    storage_w, support_w = 1.0, float(rng.uniform(1.2, 1.4))
+    gap = (y1 - y0 - storage_w - support_w) / 3
+    storage_y = (y1 - gap - storage_w / 2) if left_storage else (y0 + gap + storage_w / 2)
+    support_y = (y0 + gap + support_w / 2) if left_storage else (y1 - gap - support_w / 2)
+    depth = 0.6
+    if support_kind == "countertop":
+        support = countertop("support_0", front_x=0.0, depth=depth, width=support_w, height=height,
+                             seed=int(rng.integers(100)))
+        bounds = (x0 + 0.02, x0 + 0.02 + depth, support_y - support_w / 2, support_y + support_w / 2)
+        support = Support(_facing_robot(support.obj, x0 + 0.02, depth, support_y),
+                          Surface("support_0/top", "support_0", height, rect_polygon(*bounds)), bounds)
+    else:
+        support = table("support_0", support_kind, center_xy=(x0 + 0.02 + depth / 2, support_y),
+                        size_xy=(depth, support_w), height=height, seed=int(rng.integers(100)))
+    storage = _storage(x0, storage_y, rng)
+    objects, names = _activity_objects(act, support, storage, rng)
+    front = x0 + 0.02 + depth
+    scene = SceneSpec(
+        name=f"{activity}-{seed}", objects=walls_ + floors + tuple(furniture) + (support.obj, storage[0]) + tuple(objects),
+        surfaces=(support.surface,), lights=DEFAULT_LIGHTS,
+        cameras=(CameraSpec(TOP_CAMERA, (room.center[0], room.center[1], 8.0), (room.center[0], room.center[1] + 1e-3, 0.0)),),
+        robot=RobotSpawn(front + 1.0, support_y, math.pi), floor_size=(40.0, 40.0),
+        floor_texture=tile_texture("floor_outside", base=(120, 130, 110), grout=(110, 120, 100)))
+    work = (front + 0.9, x1 - 0.9, y0 + 0.9, y1 - 0.9)
+    return ActivityScene(activity, seed, scene, tuple(rooms), home, storage[1], work, front, support_y, storage_y, names)
+
+
+def _layout(activity_room: str, rng: np.random.Generator) -> list[RoomRegion]:
+    """2 x 3 rooms, row-major from the work wall (x = 0); room kinds distinct, the activity's in the middle of row 0."""
+    depths = rng.uniform(*ROOM_DEPTH_RANGE, GRID_ROWS)
+    widths = rng.uniform(*ROOM_WIDTH_RANGE, GRID_COLUMNS)
+    others = [k for k in HOME_ROOMS if k != activity_room]
+    kinds = [others[i] for i in rng.permutation(len(others))[: GRID_ROWS * GRID_COLUMNS - 1]]
+    kinds.insert(GRID_COLUMNS // 2, activity_room)
+    xs = np.concatenate([[0.0], np.cumsum(depths)])
+    ys = np.concatenate([[0.0], np.cumsum(widths)]) - widths.sum() / 2
+    rooms = []
+    for r in range(GRID_ROWS):
+        for c in range(GRID_COLUMNS):
+            kind = kinds[r * GRID_COLUMNS + c]
+            # y grows to the robot's left when it faces +x; columns run from -y to +y.
+            rooms.append(RoomRegion(f"{kind}", kind, (float(xs[r]), float(xs[r + 1]), float(ys[c]), float(ys[c + 1]))))
+    return rooms
+
+
+def _walls(rooms: list[RoomRegion]) -> tuple[ObjectSpec, ...]:
+    from bspatial.sim.scenes import WALL_THICKNESS as t
+
+    x0 = min(r.bounds[0] for r in rooms)
+    x1 = max(r.bounds[1] for r in rooms)
+    y0 = min(r.bounds[2] for r in rooms)
+    y1 = max(r.bounds[3] for r in rooms)
+    out = [walls("wall_outer_s", (x0, y0 - t / 2), (x1, y0 - t / 2)), walls("wall_outer_n", (x0, y1 + t / 2), (x1, y1 + t / 2)),
+           walls("wall_outer_w", (x0 - t / 2, y0), (x0 - t / 2, y1)), walls("wall_outer_e", (x1 + t / 2, y0), (x1 + t / 2, y1))]
+    # Interior walls between rows (along y) and between columns (along x), one wide opening per room pair.
+    xm = rooms[GRID_COLUMNS].bounds[0]
+    doors = tuple(sum(rooms[c].bounds[2:]) / 2 for c in range(GRID_COLUMNS))
+    out.append(walls("wall_inner_row", (xm, y0), (xm, y1), doors, door_width=OPENING_WIDTH_M))
+    for c in range(1, GRID_COLUMNS):
+        y = rooms[c].bounds[2]
+        doors = tuple(sum(rooms[r * GRID_COLUMNS + c].bounds[:2]) / 2 for r in range(GRID_ROWS))
+        out.append(walls(f"wall_inner_col{c}", (x0, y), (x1, y), doors, door_width=OPENING_WIDTH_M))
+    return tuple(out)
+
+
+def _room_furniture(rooms: list[RoomRegion], home: int, rng) -> list[ObjectSpec]:
+    """One recognisable piece per room other than the activity room, against the room's far side."""
+    out = []
+    for i, room in enumerate(rooms):
+        if i == home:
+            continue
+        x0, x1, y0, y1 = room.bounds
+        far = (x1 - 0.7, (y0 + y1) / 2) if i >= GRID_COLUMNS else (x0 + 0.7, (y0 + y1) / 2)
+        name = f"{room.kind}_furniture"
+        if room.kind == "kitchen":
+            out.append(countertop(name, front_x=far[0] - 0.35, depth=0.7, width=min(2.0, y1 - y0 - 0.4),
+                                  y_center=far[1], seed=int(rng.integers(100))).obj)
+        elif room.kind == "living_room":
+            out.append(sofa(name, far, yaw=0.0 if i >= GRID_COLUMNS else math.pi, length=min(1.8, y1 - y0 - 0.4)))
+        elif room.kind in ("bedroom", "childs_room"):
+            out.append(bed(name, center_xy=(far[0] + (-0.35 if i >= GRID_COLUMNS else 0.35), far[1]),
+                           size_xy=(1.4, min(2.0, y1 - y0 - 0.4))).obj)
+        elif room.kind == "bathroom":
+            out.append(bathtub(name, far, yaw=math.pi / 2))
+            out.append(toilet(f"{room.kind}_toilet", ((x0 + x1) / 2, y1 - 0.4), yaw=math.pi / 2))
+        elif room.kind == "dining_room":
+            out.append(table(name, "breakfast_table", center_xy=((x0 + x1) / 2, (y0 + y1) / 2), size_xy=(0.9, 1.3),
+                             height=0.75, seed=int(rng.integers(100))).obj)
+            out.append(straight_chair(f"{room.kind}_chair", ((x0 + x1) / 2 + 0.75, (y0 + y1) / 2), yaw=0.0))
+        elif room.kind == "private_office":
+            out.append(table(name, "desk", center_xy=far, size_xy=(0.7, 1.4), height=0.75, seed=int(rng.integers(100))).obj)
+        elif room.kind == "utility_room":
+            out.append(shelving(name, "shelf", front_x=far[0] - 0.2, y_center=far[1], width=1.2, depth=0.4, height=1.6,
+                                n_layers=4, rgb=(150, 150, 155)).obj)
+        elif room.kind == "garage":
+            out.append(shelving(name, "shelf", front_x=far[0] - 0.2, y_center=far[1], width=1.0, depth=0.45,
+                                height=1.8, n_layers=3, rgb=(110, 112, 118)).obj)
+    return out
+
+
+def _facing_robot(obj: ObjectSpec, back_x: float, depth: float, y: float) -> ObjectSpec:
+    """``obj`` built facing -x at the origin (the task scenes' convention), turned to face +x with its
+    back against the wall at ``back_x``: the activity room's robot looks at it from +x."""
+    return dataclasses.replace(obj, pose=Pose.from_xy_yaw(back_x + depth, y, 0.0, math.pi))
+
+
+def _storage(x0: float, y: float, rng) -> tuple[ObjectSpec, StorageUnit]:
+    """A 3 x 2 grid bookcase or a 4-layer shelf against the work wall (answer spaces of >= 4 regions)."""
+    if rng.integers(2):
+        unit, kind, depth = bookcase("storage_0", front_x=0.0, y_center=0.0, rows=3, columns=2), "grid", 0.32
+    else:
+        unit, kind, depth = shelving("storage_0", "shelf", front_x=0.0, y_center=0.0, width=1.0, depth=0.35, height=1.25,
+                                     n_layers=4, texture=wood_texture("storage_0_wood", (180, 150, 110), seed=7)), "layers", 0.35
+    back = x0 + 0.02
+    # Turned by pi: local (lx, ly) -> world (back + depth - lx, y - ly).
+    ix0, ix1, iy0, iy1 = unit.interior
+    wx = (back + depth - ix1, back + depth - ix0)
+    cells = {}
+    for r, (low, high) in enumerate(zip(unit.layer_tops, unit.layer_ceilings), start=1):
+        if kind == "layers":
+            cells[f"layer {r}"] = (*wx, y - iy1, y - iy0, low, high)
+            continue
+        # Columns counted from the left as the robot (facing -x) sees them: its left is -y in world.
+        edges = sorted(y - e for e in unit.column_edges)
+        for c in range(1, len(edges)):
+            cells[f"{r}x{c}"] = (*wx, edges[c - 1], edges[c], low, high)
+    return _facing_robot(unit.obj, back, depth, y), StorageUnit("storage_0", kind, cells)
+
+
+def _pick_kinds(act: Activity, rng) -> tuple[list[ObjectKind], list[ObjectKind], list[ObjectKind]]:
+    """The activity's renderable objects first, then seeded fill-ins, all of distinct categories
+    (options name objects by category, so a category appears once per scene)."""
+    own = [RENDERABLE[s] for s in act.synsets]
+    pool = sorted({k.category: k for k in RENDERABLE.values()}.values(), key=lambda k: k.category)
+    fill = [pool[i] for i in rng.permutation(len(pool))]
+    seen: set[str] = set()
+    support: list[ObjectKind] = []
+    storage: list[ObjectKind] = []
+    floor: list[ObjectKind] = []
+    for kind in own + fill:
+        if kind.category in seen:
+            continue
+        if kind.floor:
+            if len(floor) < N_FLOOR_OBJECTS:
+                floor.append(kind)
+                seen.add(kind.category)
+        elif kind.length[1] <= MAX_STORAGE_LENGTH_M and len(storage) < N_STORAGE_OBJECTS and len(storage) <= len(support):
+            storage.append(kind)
+            seen.add(kind.category)
+        elif len(support) < N_SUPPORT_OBJECTS:
+            support.append(kind)
+            seen.add(kind.category)
+        if len(support) == N_SUPPORT_OBJECTS and len(storage) == N_STORAGE_OBJECTS and len(floor) == N_FLOOR_OBJECTS:
+            break
+    return support, storage, floor
+
+
+def _activity_objects(act: Activity, support, storage, rng) -> tuple[list[ObjectSpec], tuple[str, ...]]:
+    support_kinds, storage_kinds, floor_kinds = _pick_kinds(act, rng)
+    out: list[ObjectSpec] = []
+    x0, x1, y0, y1 = support.bounds
+    placed: list[tuple[float, float, float]] = []
+    for kind in support_kinds:
+        # Long objects (pillows, trays) are shortened to fit the 0.6 m deep top with a 5 cm border.
+        length = min(float(rng.uniform(*kind.length)), (x1 - x0) - 0.16)
+        r = length / 2 + 0.03
+        for _ in range(40):  # rejection sampling of non-overlapping footprints on the top
+            xy = (float(rng.uniform(x0 + r, x1 - r)), float(rng.uniform(y0 + r, y1 - r)))
+            if all(math.hypot(xy[0] - p[0], xy[1] - p[1]) > r + p[2] for p in placed):
+                break
+        else:
+            continue
+        placed.append((*xy, r))
+        out.append(make_object(kind, f"{kind.category}_0", length, (xy[0], xy[1], support.height),
+                               float(rng.uniform(-0.6, 0.6)) + math.pi / 2, rng))
+    cells = list(storage[1].cells.items())
+    chosen = rng.choice(len(cells), size=min(len(storage_kinds), len(cells)), replace=False)
+    for kind, ci in zip(storage_kinds, sorted(chosen)):
+        label, (cx0, cx1, cy0, cy1, z0, z1) = cells[ci]
+        length = float(rng.uniform(kind.length[0], min(kind.length[1], 0.9 * (z1 - z0), 0.9 * (cy1 - cy0))))
+        length = max(length, 0.05)
+        y = float(rng.uniform(cy0 + length / 2 + 0.02, cy1 - length / 2 - 0.02)) if cy1 - cy0 > length + 0.04 else (cy0 + cy1) / 2
+        out.append(make_object(kind, f"{kind.category}_0", length, ((cx0 + cx1) / 2, y, z0),
+                               math.pi / 2 if kind.proportions[1] > kind.proportions[0] and kind.shape == "box" else 0.0, rng))
+    # Floor-standing objects in front of the furniture, off the robot's centre line (views stand >= 1.1 m
+    # from the furniture fronts, these <= 0.75 m): they add height and depth variety to the frame.
+    for i, kind in enumerate(floor_kinds):
+        length = float(rng.uniform(*kind.length))
+        side = -1 if i % 2 else 1
+        y = (y0 + y1) / 2 + side * float(rng.uniform(0.35, 0.55)) * (y1 - y0)
+        out.append(make_object(kind, f"{kind.category}_0", length, (x1 + 0.1 + 0.5 * length, y, 0.0), 0.0, rng))
+    return out, tuple(o.name for o in out)

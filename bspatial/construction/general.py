@@ -1,0 +1,455 @@
+"""General VQA (Table S1): single-frame and multi-frame rotation questions over the activity scenes.
+
+Pipeline (Appendix 11, "General VQA filtering and sampling"):
+
+1. **Frames.** Per activity, ``layouts`` seeded apartments (:func:`~bspatial.construction.activities.activity_scene`);
+   per apartment ``views`` single-frame head views (the robot at a seeded pose facing the work wall,
+   720x720 head camera) and ``rotations`` rotation samples (four 720x720 frames from the robot's head
+   height, turning left by 90 degrees between frames, so the four cover 360 degrees).
+2. **Candidates.** Every template of Table S1 is asked about every qualifying entity of the frame,
+   with the filters: relation margins (distance >= 15% relative, size >= 10%), visibility by pixel
+   count (stricter for the answer object), direction dominance.
+3. **Sublinear cap.** A frame keeps at most ``ceil(CAP_SCALE * sqrt(n))`` of its ``n`` candidates,
+   drawn round-robin over subtypes so that no subtype is starved by a cluttered frame.
+4. **Category-controlled subsampling** to the exact per-subtype counts: per subtype, candidates
+   are grouped by answer value and drawn round-robin over the groups (so no answer value dominates a
+   category); too few candidates raise :class:`GeneralShortfall` naming the subtype and the shortfall.
+
+Multi-frame questions are about rooms, "measuring from room centers" (Table S1): direction of one
+room from another in the egocentric frame of the last frame (front-left / front-right / back-left /
+back-right), which room is closest to the robot, which room is largest. A room counts as observed
+when its floor covers at least :data:`MIN_ROOM_PIXELS` over the four frames.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bspatial.construction import calculator as calc
+from bspatial.construction.activities import ROOM_NAMES, ActivityScene
+from bspatial.construction.frames import FrameRecord
+from bspatial.construction.templates import Question, display, four_options
+from bspatial.sim.spec import CameraSpec, RobotSpawn
+
+CAP_SCALE = 1.5
+"""Sublinear per-frame cap ceil(1.5 sqrt(n)) (Appendix 11 names a sublinear cap but no constant)."""
+MIN_ROOM_PIXELS = 3000
+"""A room is observed when its floor covers >= 3000 px over the four 720x720 rotation frames (implementation
+choice: about a 55 x 55 px patch, a clearly visible stretch of floor)."""
+DIAGONAL_MIN_ANGLE_DEG = 15.0
+"""Multi-frame direction: the room offset must be >= 15 degrees away from the robot's axes, so exactly one
+diagonal quadrant applies (implementation choice)."""
+ROTATION_FOVY_DEG = 90.0
+"""Rotation frames: a 90-degree square view, so four frames 90 degrees apart cover the full 360 degrees
+(Appendix 11). Our head camera's 60 degrees would leave gaps."""
+ROTATION_PITCH_DEG = 10.0
+"""Rotation frames look 10 degrees down so room floors (the room-visibility masks) are in view."""
+HEAD_HEIGHT_M = 1.5
+"""Rotation camera height: the robot's head camera height (bspatial.sim.robot)."""
+SETS_PER_REFERENCE = 2
+"""Distance questions per reference entity (with different answers): more from one frame would repeat it."""
+N_DISTRACTORS = 3
+ARMS = ("left", "right")
+DIRECTIONS_4 = ("front-left", "front-right", "back-left", "back-right")
+"""Multi-frame direction answer space (Table S1)."""
+
+SINGLE = "single_frame"
+ROTATION = "multi_frame_rotation"
+
+
+class GeneralShortfall(RuntimeError):
+    """Too few candidates for a (setting, category, subtype): names it and the shortfall."""
+
+
+@dataclass
+class Candidate:
+    """One generated question before subsampling."""
+
+    setting: str
+    question: Question
+    balance: str  # the answer value that category-controlled subsampling balances
+    frame_id: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.question.category, self.question.subtype
+
+
+# ----------------------------------------------------------------------------- views
+
+
+def view_robot(ascene: ActivityScene, rng: np.random.Generator) -> RobotSpawn:
+    """A seeded single-frame viewpoint: 1.1-1.5 m from the furniture fronts, facing a point between the work
+    surface and the storage unit (close enough that the objects' depths differ by the distance margin)."""
+    aim_y = float(rng.uniform(min(ascene.support_y, ascene.storage_y), max(ascene.support_y, ascene.storage_y)))
+    x = ascene.support_front_x + float(rng.uniform(1.1, 1.5))
+    y = aim_y + float(rng.uniform(-0.4, 0.4))
+    yaw = math.atan2(aim_y - y, ascene.support_front_x - 0.3 - x)
+    return RobotSpawn(x, y, yaw)
+
+
+def rotation_pose(ascene: ActivityScene, rng: np.random.Generator) -> tuple[float, float, float]:
+    """(x, y, first yaw) of a rotation sample; the yaw is kept >= 20 degrees off the room axes."""
+    x0, x1, y0, y1 = ascene.work_bounds
+    x, y = float(rng.uniform(x0, max(x0, x1))), float(rng.uniform(y0, max(y0, y1)))
+    yaw = math.radians(float(rng.uniform(20.0, 70.0)) + 90.0 * int(rng.integers(4)))
+    return x, y, yaw
+
+
+def rotation_cameras(x: float, y: float, yaw0: float) -> tuple[CameraSpec, ...]:
+    """Four cameras at head height turning left by 90 degrees; the last one is the question's frame."""
+    drop = math.tan(math.radians(ROTATION_PITCH_DEG))
+    cams = []
+    for k in range(4):
+        yaw = yaw0 + k * math.pi / 2
+        cams.append(CameraSpec(f"rotation_{k}", (x, y, HEAD_HEIGHT_M),
+                               (x + math.cos(yaw), y + math.sin(yaw), HEAD_HEIGHT_M - drop), fovy_deg=ROTATION_FOVY_DEG))
+    return tuple(cams)
+
+
+def rotation_scene(ascene: ActivityScene, x: float, y: float, yaw0: float):
+    """The apartment with the four rotation cameras; the robot body is left out (the views are its head's)."""
+    return dataclasses.replace(ascene.scene, robot=None, cameras=ascene.scene.cameras + rotation_cameras(x, y, yaw0))
+
+
+# ----------------------------------------------------------------------------- single-frame templates
+
+
+def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id: str,
+                            rng: np.random.Generator) -> list[Candidate]:
+    """Every Table S1 single-frame question the frame supports, after the margin and visibility filters."""
+    objects = {n: record.objects[n] for n in ascene.object_names}
+    visible = [n for n, s in objects.items() if s.visible()]
+    label = {n: display(objects[n].category) for n in objects}
+    T = record.frame.T_world_cam
+    arms = {a: p for a, p in record.eef_pos.items() if _in_image(record, p)}
+    out: list[Candidate] = []
+
+    def add(q: Question, balance: str, **meta) -> None:
+        out.append(Candidate(SINGLE, q, balance, frame_id, meta))
+
+    # Direction, object-relative: "From the viewpoint of {frame_idx}, where is {objA} relative to {objB}?"
+    for a, b in itertools.permutations(visible, 2):
+        answer = calc.camera_direction(objects[a].center, objects[b].center, T)
+        if answer is not None:
+            q = f"From the viewpoint of the image, where is the {label[a]} relative to the {label[b]}?"
+            add(four_options("direction", "object_relative", q, answer, calc.DIRECTIONS, rng), answer, object=a, reference=b)
+    # Direction, robot-arm-relative: the arm's end-effector as the reference, camera perspective.
+    for a, arm in itertools.product(visible, arms):
+        answer = calc.camera_direction(objects[a].center, arms[arm], T)
+        if answer is not None:
+            q = f"From the viewpoint of the image, where is the {label[a]} relative to the robot's {arm} arm?"
+            add(four_options("direction", "robot_arm_relative", q, answer, calc.DIRECTIONS, rng), answer, object=a, arm=arm)
+    # Locate: the storage cell / layer containing the object's centre.
+    storage = record.objects[ascene.storage.name]
+    if storage.visible():
+        noun = "bookcase" if ascene.storage.kind == "grid" else "shelf"
+        for a in visible:
+            cell = calc.locate_cell(objects[a].center, ascene.storage.cells)
+            if cell is not None and objects[a].visible(answer=True):
+                q = f"From the viewpoint of the image, where is the {label[a]} located on the {noun}?"
+                add(four_options("direction", "locate", q, cell, sorted(ascene.storage.cells), rng), cell, object=a,
+                    cells={k: list(v) for k, v in ascene.storage.cells.items()})
+    # Distance to an object, to the camera, to an arm: "which object is the closest to {objA / camera / robot arm}?"
+    references: list[tuple[str, str, Any, dict]] = [
+        ("object_relative", f"the {label[r]}", objects[r].center, {"reference": r}) for r in visible]
+    references.append(("camera_relative", "the camera", T[:3, 3], {"reference": "camera"}))
+    references += [("robot_arm_relative", f"the robot's {arm} arm", p, {"reference": f"{arm}_arm"}) for arm, p in arms.items()]
+    for subtype, phrase, point, meta in references:
+        pool = [n for n in visible if n != meta["reference"]]
+        values = {n: calc.center_distance(objects[n].center, point) for n in pool}
+        q = f"Measuring from the center of each object, which object is the closest to {phrase}?"
+        for answer, names in _decisive_sets(values, "closest", calc.DISTANCE_MARGIN,
+                                            [n for n in pool if objects[n].visible(answer=True)], rng):
+            add(four_options("distance", subtype, q, label[answer], [label[n] for n in names if n != answer], rng),
+                objects[answer].category, option_objects={label[n]: n for n in names},
+                values={n: values[n] for n in names}, point=list(np.asarray(point, float)), **meta)
+    # Size: the longest dimension of the oriented box.
+    sizes = {n: calc.longest_dimension(objects[n].extents) for n in visible}
+    q = "Measuring from the length of the longest dimension (length, width, or height), which object is the longest?"
+    for answer, names in _decisive_sets(sizes, "largest", calc.SIZE_MARGIN,
+                                        [n for n in visible if objects[n].visible(answer=True)], rng,
+                                        per_reference=len(visible)):
+        add(four_options("size", "object_relative", q, label[answer], [label[n] for n in names if n != answer], rng),
+            objects[answer].category, option_objects={label[n]: n for n in names}, values={n: sizes[n] for n in names})
+    return out
+
+
+def _in_image(record: FrameRecord, point) -> bool:
+    uv, z = record.frame.project(np.asarray(point, float)[None])
+    w, h = record.image_size
+    return bool(z[0] > 0 and 0 <= uv[0, 0] < w and 0 <= uv[0, 1] < h)
+
+
+def _decisive_sets(values: dict[str, float], relation: str, margin: float, answers: list[str],
+                   rng: np.random.Generator, per_reference: int = SETS_PER_REFERENCE) -> list[tuple[str, list[str]]]:
+    """Up to ``per_reference`` (answer, four names) sets whose ``relation`` winner clears ``margin``.
+
+    For a candidate answer ``a``, the distractors are drawn from the names that lose to it by at least the
+    margin (relative gap >= ``margin``), so the answer is decisive among the four options by construction;
+    the caller's calculator check (``pick_extreme``) re-confirms it.
+    """
+    out = []
+    for a in (answers[i] for i in rng.permutation(len(answers))):
+        losers = sorted(n for n in values if n != a and (values[n] > values[a] if relation == "closest" else values[n] < values[a])
+                        and calc.relative_gap(values[n], values[a]) >= margin)
+        if len(losers) < N_DISTRACTORS:
+            continue
+        names = sorted([a, *(losers[i] for i in rng.choice(len(losers), N_DISTRACTORS, replace=False))])
+        winner, gap = calc.pick_extreme({n: values[n] for n in names}, relation)
+        if winner == a and gap >= margin:
+            out.append((a, names))
+        if len(out) == per_reference:
+            break
+    return out
+
+
+# ----------------------------------------------------------------------------- multi-frame (rotation) templates
+
+
+def room_pixels(frames, ascene: ActivityScene) -> dict[str, int]:
+    """Floor pixels of each room summed over the rotation frames (the room-visibility measure)."""
+    total = {r.name: 0 for r in ascene.rooms}
+    for frame in frames:
+        counts = np.bincount(frame.segmentation[frame.segmentation >= 0].ravel())
+        for i, name in frame.id_to_name.items():
+            if name.startswith("floor_") and name[6:] in total and i < len(counts):
+                total[name[6:]] += int(counts[i])
+    return total
+
+
+def egocentric(offset_xy, yaw: float) -> tuple[float, float]:
+    """(forward, left) components of a world-xy offset for a robot heading ``yaw``."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return c * offset_xy[0] + s * offset_xy[1], -s * offset_xy[0] + c * offset_xy[1]
+
+
+def quadrant(offset_xy, yaw: float) -> str | None:
+    """front-left / front-right / back-left / back-right of an offset, or None within the axis margin."""
+    forward, left = egocentric(offset_xy, yaw)
+    norm = math.hypot(forward, left)
+    if norm == 0 or min(abs(forward), abs(left)) < norm * math.sin(math.radians(DIAGONAL_MIN_ANGLE_DEG)):
+        return None
+    return f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}"
+
+
+def rotation_candidates(pixels: dict[str, int], ascene: ActivityScene, pose: tuple[float, float, float], frame_id: str,
+                        rng: np.random.Generator) -> list[Candidate]:
+    """Table S1 multi-frame questions about the rooms observed in the four rotation frames."""
+    x, y, yaw0 = pose
+    last_yaw = yaw0 + 3 * math.pi / 2
+    rooms = {r.name: r for r in ascene.rooms if pixels.get(r.name, 0) >= MIN_ROOM_PIXELS}
+    names = sorted(rooms)
+    label = {n: ROOM_NAMES[rooms[n].kind] for n in names}
+    centers = {n: np.asarray(rooms[n].center, float) for n in names}
+    meta = {"robot_xy": [x, y], "last_yaw": last_yaw, "room_centers": {n: c.tolist() for n, c in centers.items()},
+            "room_pixels": {n: pixels[n] for n in names}}
+    out: list[Candidate] = []
+    for a, b in itertools.combinations(names, 2):
+        if rng.integers(2):
+            a, b = b, a
+        answer = quadrant(centers[a] - centers[b], last_yaw)
+        if answer is not None:
+            q = (f"From the viewpoint of the last frame, measuring from room centers, where is the {label[a]} "
+                 f"relative to the {label[b]}?")
+            out.append(Candidate(ROTATION, four_options("direction", "object_relative", q, answer, DIRECTIONS_4, rng),
+                                 answer, frame_id, {**meta, "object": a, "reference": b}))
+    distances = {n: float(np.hypot(*(centers[n] - (x, y)))) for n in names}
+    areas = {n: (rooms[n].bounds[1] - rooms[n].bounds[0]) * (rooms[n].bounds[3] - rooms[n].bounds[2]) for n in names}
+    for values, relation, margin_needed, category, q in (
+            (distances, "closest", calc.DISTANCE_MARGIN, "distance",
+             "Based on the given frames, measuring from room centers, which room is the closest to the robot's position "
+             "at the last frame?"),
+            (areas, "largest", calc.SIZE_MARGIN, "size", "Based on the given frames, which room has the largest area?")):
+        for answer, subset in _decisive_sets(values, relation, margin_needed, names, rng, per_reference=1):
+            question = four_options(category, "object_relative", q, label[answer],
+                                    [label[n] for n in subset if n != answer], rng)
+            out.append(Candidate(ROTATION, question, rooms[answer].kind, frame_id,
+                                 {**meta, "option_rooms": {label[n]: n for n in subset},
+                                  "values": {n: values[n] for n in subset}}))
+    return out
+
+
+# ----------------------------------------------------------------------------- cap and subsampling
+
+
+def frame_cap(n: int) -> int:
+    """The sublinear per-frame cap (Appendix 11): ceil(CAP_SCALE * sqrt(n))."""
+    return math.ceil(CAP_SCALE * math.sqrt(n)) if n > 0 else 0
+
+
+def cap_frame(candidates: list[Candidate], rng: np.random.Generator) -> list[Candidate]:
+    """At most :func:`frame_cap` candidates of one frame, drawn round-robin over subtypes (seeded)."""
+    by_key: dict[tuple[str, str], list[Candidate]] = {}
+    for c in candidates:
+        by_key.setdefault(c.key, []).append(c)
+    queues = [[group[i] for i in rng.permutation(len(group))] for _, group in sorted(by_key.items())]
+    kept: list[Candidate] = []
+    cap = frame_cap(len(candidates))
+    while len(kept) < cap:
+        for queue in queues:
+            if queue and len(kept) < cap:
+                kept.append(queue.pop())
+    return kept
+
+
+def subsample(pool: list[Candidate], counts: dict[tuple[str, str], int], setting: str,
+              rng: np.random.Generator) -> list[Candidate]:
+    """Exactly ``counts[key]`` candidates per (category, subtype), balanced over answer values.
+
+    Raises:
+        GeneralShortfall: a key has fewer candidates than its count (all shortfalls are named).
+    """
+    chosen: list[Candidate] = []
+    short = {}
+    for key, n in counts.items():
+        group = [c for c in pool if c.key == key]
+        if len(group) < n:
+            short[key] = (len(group), n)
+            continue
+        by_value: dict[str, list[Candidate]] = {}
+        for c in group:
+            by_value.setdefault(c.balance, []).append(c)
+        queues = [[v[i] for i in rng.permutation(len(v))] for _, v in sorted(by_value.items())]
+        picked: list[Candidate] = []
+        while len(picked) < n:
+            for queue in queues:
+                if queue and len(picked) < n:
+                    picked.append(queue.pop())
+        chosen += picked
+    if short:
+        detail = "; ".join(f"{setting} {c}/{s}: {have} candidates for {n} (short by {n - have})"
+                           for (c, s), (have, n) in short.items())
+        raise GeneralShortfall(detail)
+    return chosen
+
+
+# ----------------------------------------------------------------------------- the build driver
+
+
+@dataclass(frozen=True)
+class GeneralPlan:
+    """How much general VQA a preset builds.
+
+    Attributes:
+        single_frame: exact count per (category, subtype) of single-frame questions.
+        multi_frame: exact count per (category, subtype) of multi-frame rotation questions.
+        activities: how many of :data:`~bspatial.construction.activities.GENERAL_ACTIVITIES` (in order).
+        layouts: seeded apartments per activity; views / rotations: samples per apartment.
+    """
+
+    single_frame: tuple[tuple[tuple[str, str], int], ...]
+    multi_frame: tuple[tuple[tuple[str, str], int], ...]
+    activities: int
+    layouts: int = 1
+    views: int = 2
+    rotations: int = 1
+
+    def __post_init__(self) -> None:
+        from bspatial.construction.activities import GENERAL_ACTIVITIES
+
+        if not 1 <= self.activities <= len(GENERAL_ACTIVITIES):
+            raise ValueError(f"general.activities must be in [1, {len(GENERAL_ACTIVITIES)}], got {self.activities}")
+        for name in ("layouts", "views", "rotations"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"general.{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("single_frame", "multi_frame"):
+            for key, n in getattr(self, name):
+                if n < 0:
+                    raise ValueError(f"general.{name}[{key}] must be >= 0, got {n}")
+
+
+def _seed(*parts) -> int:
+    import zlib
+
+    return zlib.crc32("/".join(str(p) for p in parts).encode())
+
+
+def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
+    """Render the plan's frames, generate, cap and subsample candidates, and write the records.
+
+    Images go to ``root/images``; rows (sorted by id) to ``handle``. Returns counts per
+    ``<setting>/<category>/<subtype>``.
+
+    Raises:
+        GeneralShortfall: a (setting, category, subtype) has too few candidates.
+    """
+    import json
+
+    from tqdm.auto import tqdm
+
+    from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
+    from bspatial.construction.frames import FRAME_SIZE, capture, png_bytes
+
+    single_pool: list[Candidate] = []
+    multi_pool: list[Candidate] = []
+    images: dict[str, list[bytes]] = {}
+    for activity in tqdm(GENERAL_ACTIVITIES[: plan.activities], desc="general VQA", disable=None):
+        for layout in range(plan.layouts):
+            ascene = activity_scene(activity, _seed(seed, layout))
+            for v in range(plan.views):
+                frame_id = f"{activity}-l{layout}-v{v}"
+                rng = np.random.default_rng(_seed(seed, frame_id))
+                record = capture(sim, dataclasses.replace(ascene.scene, robot=view_robot(ascene, rng)))
+                found = cap_frame(single_frame_candidates(record, ascene, frame_id, rng), rng)
+                for c in found:
+                    c.metadata.update(activity=activity, camera=record.camera_dict(),
+                                      eef_pos={k: list(map(float, p)) for k, p in record.eef_pos.items()},
+                                      objects={n: record.objects[n].to_dict() for n in ascene.object_names})
+                if found:
+                    images[frame_id] = [png_bytes(record.frame.rgb)]
+                single_pool += found
+            for r in range(plan.rotations):
+                frame_id = f"{activity}-l{layout}-r{r}"
+                rng = np.random.default_rng(_seed(seed, frame_id))
+                pose = rotation_pose(ascene, rng)
+                sim.load(rotation_scene(ascene, *pose))
+                frames = [sim.render(f"rotation_{k}", width=FRAME_SIZE, height=FRAME_SIZE) for k in range(4)]
+                found = cap_frame(rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng), rng)
+                for c in found:
+                    c.metadata.update(activity=activity, cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()}
+                                                                  for f in frames])
+                if found:
+                    images[frame_id] = [png_bytes(f.rgb) for f in frames]
+                multi_pool += found
+    rng = np.random.default_rng(_seed(seed, "general-subsample"))
+    chosen = subsample(single_pool, dict(plan.single_frame), SINGLE, rng)
+    chosen += subsample(multi_pool, dict(plan.multi_frame), ROTATION, rng)
+    written: set[str] = set()
+    rows = []
+    per_frame: dict[str, int] = {}
+    for c in chosen:
+        k = per_frame[c.frame_id] = per_frame.get(c.frame_id, -1) + 1
+        paths = [f"images/general-{c.frame_id}-{i}.png" for i in range(len(images[c.frame_id]))]
+        if c.frame_id not in written:
+            for path, data in zip(paths, images[c.frame_id]):
+                (root / path).write_bytes(data)
+            written.add(c.frame_id)
+        q = c.question
+        prefix = "gs" if c.setting == SINGLE else "gm"
+        rows.append({"id": f"{prefix}-{c.frame_id}-{k:02d}", "suite": "vqa", "setting": c.setting, "category": q.category,
+                     "subtype": q.subtype, "task": None, "variant": None, "frames": paths, "question": q.question,
+                     "options": list(q.options), "answer": q.answer,
+                     "metadata": json.dumps({**c.metadata, **q.metadata, "build_seed": seed}, sort_keys=True,
+                                            default=_json)})
+    counts: dict[str, int] = {}
+    for row in sorted(rows, key=lambda r: r["id"]):
+        handle.write(json.dumps(row, sort_keys=True) + "\n")
+        key = f"{row['setting']}/{row['category']}/{row['subtype']}"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _json(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
