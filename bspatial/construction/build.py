@@ -7,8 +7,13 @@ frame (:mod:`~bspatial.construction.frames`), ask the task's question
 (:mod:`~bspatial.construction.ir_labels`) until the variant's quotas are met. Quotas are split
 evenly over the variants (Section 3.3: "balanced across instruction variants").
 
-Records go to ``<tmp>/records`` (JSONL + PNG); the ``datasets/`` builders read them and each config
-is written as ``<suite>/<config>/test-00000-of-00001.parquet`` with a README ``configs:`` header.
+General VQA comes from :mod:`~bspatial.construction.general` (49 activity scenes), task-grounded
+navigation VQA from :mod:`~bspatial.construction.navigation_vqa` (context tour + current view).
+
+Records go to ``<tmp>/records`` (JSONL + PNG / JPEG); the ``datasets/`` builders read them and each
+config is written as ``<suite>/<config>/test-00000-of-00001.parquet``; the README is the card rendered
+from ``hub_cards/`` (:mod:`~bspatial.construction.cards`) with its ``configs:`` header, and the VQA card
+carries the data-quality report (:mod:`~bspatial.construction.quality`) that every build also logs.
 Everything is built in a temporary sibling of ``out`` and renamed into place at the end, so a failed
 or interrupted build leaves nothing behind. Same preset and seed -> identical parquet bytes.
 """
@@ -31,8 +36,9 @@ from pathlib import Path
 import numpy as np
 
 from bspatial.construction.general import GeneralPlan
-from bspatial.construction.paper_counts import MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS
-from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, TASKS
+from bspatial.construction.paper_counts import (IR_QUERIES, MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS,
+                                                TASK_MANIPULATION_VQA, TASK_NAVIGATION_VQA, split_evenly)
+from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS, TASKS
 
 logger = logging.getLogger(__name__)
 
@@ -48,25 +54,40 @@ class Preset:
     Attributes:
         name: preset name.
         tasks: manipulation tasks to build.
-        vqa_per_task / ir_per_task: task-grounded manipulation questions / IR queries per task.
+        vqa_per_task / ir_per_task: task-grounded manipulation questions / IR queries per task: one
+            number for every task, or ``((task, n), ...)`` pairs (the paper preset's exact totals).
         max_draws_per_variant: instance draws per variant before the preset counts as unmeetable.
         general: the general-VQA plan (configs ``general_single_frame`` / ``general_multi_frame``), or None.
+        navigation_per_task: task-grounded navigation questions (config ``task_navigation``) per navigation
+            task, as for ``vqa_per_task``; 0 builds none.
     """
 
     name: str
     tasks: tuple[str, ...]
-    vqa_per_task: int
-    ir_per_task: int
+    vqa_per_task: int | tuple[tuple[str, int], ...]
+    ir_per_task: int | tuple[tuple[str, int], ...]
     max_draws_per_variant: int = 8
     general: GeneralPlan | None = None
+    navigation_per_task: int | tuple[tuple[str, int], ...] = 0
 
     def __post_init__(self) -> None:
         unknown = [t for t in self.tasks if t not in TASKS]
         if unknown:
             raise ValueError(f"preset {self.name!r}: unknown tasks {unknown}")
-        for field_name in ("vqa_per_task", "ir_per_task", "max_draws_per_variant"):
-            if getattr(self, field_name) < 0:
-                raise ValueError(f"preset {self.name!r}: {field_name} must be >= 0, got {getattr(self, field_name)}")
+        if self.max_draws_per_variant < 0:
+            raise ValueError(f"preset {self.name!r}: max_draws_per_variant must be >= 0, "
+                             f"got {self.max_draws_per_variant}")
+        for field_name in ("vqa_per_task", "ir_per_task", "navigation_per_task"):
+            value = getattr(self, field_name)
+            counts = dict(value) if isinstance(value, tuple) else {"every task": value}
+            bad = {t: n for t, n in counts.items() if not isinstance(n, int) or n < 0}
+            if bad:
+                raise ValueError(f"preset {self.name!r}: {field_name} must be >= 0, got {bad}")
+
+    def count(self, field_name: str, task: str) -> int:
+        """``field_name``'s number for ``task`` (0 for a task the pairs do not name)."""
+        value = getattr(self, field_name)
+        return dict(value).get(task, 0) if isinstance(value, tuple) else value
 
 
 def _general_counts(n: int) -> tuple[tuple, tuple]:
@@ -79,18 +100,22 @@ PRESETS: tuple[Preset, ...] = (
     # question per Table S1 subtype from two activities.
     Preset("tiny", ("reach_plate", "reach_dice", "reach_tool", "reach_hardback", "place_carving_knife",
                     "place_tupperware_in_fridge"), 1, 1, 6,
-           GeneralPlan(*_general_counts(1), activities=3, layouts=1, views=2, rotations=1)),
+           GeneralPlan(*_general_counts(1), activities=3, layouts=1, views=2, rotations=1),
+           navigation_per_task=(("move_to_bookcase", 2),)),
     # make demo: every evaluated task, about two minutes on 2 cores. Two questions per task: the
     # container-locate question needs the placed object visible from the head camera, which most
     # bottom-cabinet layers are not (see the build report). General VQA: 3 per subtype.
     Preset("mini", MANIPULATION_EVAL_TASKS, 2, 4, 8,
-           GeneralPlan(*_general_counts(3), activities=6, layouts=1, views=2, rotations=1)),
-    # The paper's general VQA counts exactly (Table S1: 1,078 single-frame, 494 multi-frame over 49 activities).
-    # Task-grounded manipulation (1,082) and IR (1,240) are per-task n's that this preset does not yet
-    # reproduce exactly: it builds the mini task counts until the per-task table lands.
-    Preset("paper", MANIPULATION_EVAL_TASKS, 2, 4, 8,
+           GeneralPlan(*_general_counts(3), activities=6, layouts=1, views=2, rotations=1),
+           navigation_per_task=2),
+    # The paper's counts exactly: general VQA (Table S1: 1,078 single-frame, 494 multi-frame over 49
+    # activities), task-grounded manipulation 1,082 and navigation 602 questions, 1,240 IR queries
+    # (Section 3.3), spread evenly over the tasks (paper_counts.split_evenly: no per-task table exists).
+    Preset("paper", MANIPULATION_EVAL_TASKS, split_evenly(TASK_MANIPULATION_VQA, MANIPULATION_EVAL_TASKS),
+           split_evenly(IR_QUERIES, MANIPULATION_EVAL_TASKS), 400,
            GeneralPlan(tuple(SINGLE_FRAME_COUNTS.items()), tuple(MULTI_FRAME_COUNTS.items()),
-                       activities=49, layouts=2, views=3, rotations=2)),
+                       activities=49, layouts=2, views=3, rotations=2),
+           navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS)),
 )
 _BY_NAME = {p.name: p for p in PRESETS}
 assert len(_BY_NAME) == len(PRESETS), "duplicate preset names"
@@ -124,9 +149,10 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
     try:
         records = tmp / "records"
         counts = _write_records(preset, seed, records)
+        quality = _quality(records)
         fingerprint = _fingerprint(preset, seed)
         stage = tmp / "out"
-        _export(records, stage, tmp / "cache", counts, preset, seed, fingerprint)
+        _export(records, stage, tmp / "cache", counts, preset, seed, fingerprint, quality)
         _publish(stage, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -164,6 +190,7 @@ def _write_records(preset: Preset, seed: int, root: Path) -> dict:
                 counts["vqa"][task], counts["ir"][task] = v, i
             if preset.general is not None:
                 counts["vqa"].update(_build_general(sim, preset, seed, root, vqa))
+            counts["vqa"].update(_build_navigation(sim, preset, seed, root, vqa))
     finally:
         sim.close()
     return counts
@@ -177,7 +204,8 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
 
     variants = TASKS[task].variants
     rng = np.random.default_rng(_draw_seed(seed, task, "quotas", 0))
-    need_vqa, need_ir = _quotas(preset.vqa_per_task, variants, rng), _quotas(preset.ir_per_task, variants, rng)
+    wanted_vqa, wanted_ir = preset.count("vqa_per_task", task), preset.count("ir_per_task", task)
+    need_vqa, need_ir = _quotas(wanted_vqa, variants, rng), _quotas(wanted_ir, variants, rng)
     made = {"vqa": 0, "ir": 0}
     reasons: dict[str, int] = {}
     # Round 0 fills each variant's quota; a variant whose frames never qualify (e.g. a fridge layer the
@@ -243,8 +271,7 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                         ir.write(json.dumps(row, sort_keys=True) + "\n")
                         need_ir[variant] -= 1
                         made["ir"] += 1
-    for suite, need, wanted in (("task_manipulation VQA", need_vqa, preset.vqa_per_task),
-                                ("IR", need_ir, preset.ir_per_task)):
+    for suite, need, wanted in (("task_manipulation VQA", need_vqa, wanted_vqa), ("IR", need_ir, wanted_ir)):
         short = sum(need.values())
         if short:
             common = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]
@@ -262,6 +289,17 @@ def _build_general(sim, preset: Preset, seed: int, root: Path, vqa) -> dict[str,
         return write_general(sim, preset.general, seed, root, vqa)
     except GeneralShortfall as error:
         raise PresetShortfall(f"preset {preset.name!r}: category {error}") from None
+
+
+def _build_navigation(sim, preset: Preset, seed: int, root: Path, vqa) -> dict[str, int]:
+    from bspatial.construction.navigation_vqa import NavigationShortfall, write_navigation
+
+    wanted = {task: preset.count("navigation_per_task", task) for task in NAVIGATION_TASKS}
+    try:
+        made = write_navigation(sim, wanted, seed, root, vqa)
+    except NavigationShortfall as error:
+        raise PresetShortfall(f"preset {preset.name!r}: category {error}") from None
+    return {f"task_navigation/{task}": n for task, n in made.items()}
 
 
 def _json(value):
@@ -287,13 +325,28 @@ def builder_module(suite: str):
     return module
 
 
-def _export(records: Path, stage: Path, cache: Path, counts: dict, preset: Preset, seed: int, fingerprint: str) -> None:
+def _quality(records: Path) -> str:
+    """The data-quality report of the VQA records (issue 4 item 7), logged and returned as Markdown."""
+    from bspatial.construction.quality import quality_report
+
+    with open(records / "vqa.jsonl", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    report = quality_report(rows)
+    markdown = report.to_markdown()
+    log = logger.info if report.ok else logger.warning
+    log("data-quality report (%s):\n%s", "pass" if report.ok else "FAIL: the templates may leak answers", markdown)
+    return markdown
+
+
+def _export(records: Path, stage: Path, cache: Path, counts: dict, preset: Preset, seed: int, fingerprint: str,
+            quality: str = "") -> None:
     import pyarrow.parquet as pq
 
     vqa_mod, ir_mod = builder_module("vqa"), builder_module("ir")
     plan = {
         "vqa": (vqa_mod.BspatialVQA, ["task_manipulation"] + (
-            ["general_single_frame", "general_multi_frame"] if preset.general is not None else [])),
+            ["general_single_frame", "general_multi_frame"] if preset.general is not None else []) + (
+            ["task_navigation"] if any(k.startswith("task_navigation/") for k in counts["vqa"]) else [])),
         "ir": (ir_mod.BspatialIR, ["all"] + [t for t in ir_mod.TASKS if counts["ir"].get(t)]),
     }
     for suite, (cls, configs) in plan.items():
@@ -305,7 +358,7 @@ def _export(records: Path, stage: Path, cache: Path, counts: dict, preset: Prese
             path = repo / config / f"{SPLIT}-00000-of-00001.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
             pq.write_table(table, path)
-        _write_card(repo, suite, configs, counts, preset, seed, fingerprint)
+        _write_card(repo, suite, configs, counts, preset, seed, fingerprint, quality if suite == "vqa" else "")
 
 
 def _fingerprint(preset: Preset, seed: int) -> str:
@@ -324,16 +377,14 @@ def _plain(value):
 
 
 def _write_card(repo: Path, suite: str, configs: list[str], counts: dict, preset: Preset, seed: int,
-                fingerprint: str) -> None:
-    lines = ["---", "configs:"]
-    for config in configs:
-        lines += [f"- config_name: {config}", "  data_files:", f"  - split: {SPLIT}",
-                  f"    path: {config}/{SPLIT}-00000-of-00001.parquet"]
-    rows = "\n".join(f"| {t} | {n} |" for t, n in counts[suite].items())
-    lines += ["---", "", f"# BEHAVIOR-Spatial {suite.upper()} (preset `{preset.name}`)", "",
-              f"Built by `bspatial build --preset {preset.name} --seed {seed}`; build fingerprint `{fingerprint}`.", "",
-              "| task | items |", "|---|---|", rows, ""]
-    (repo / "README.md").write_text("\n".join(lines))
+                fingerprint: str, quality: str = "") -> None:
+    import bspatial
+    from bspatial.construction.cards import render_dataset_card
+
+    card = render_dataset_card(suite, configs=configs, counts=counts[suite], preset=preset.name, seed=seed,
+                               fingerprint=fingerprint, version=getattr(bspatial, "__version__", "0"),
+                               quality_markdown=quality)
+    (repo / "README.md").write_text(card)
 
 
 def _publish(stage: Path, out: Path) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from bspatial.sim.backend import CameraFrame
 from bspatial.sim.spec import SceneSpec
-from bspatial.tasks.conditions import goal_state_scene  # noqa: F401  (one implementation; builders import it from here)
+from bspatial.tasks.conditions import goal_state_scene  # noqa: F401  (re-exported: one implementation)
 
 HEAD_CAMERA = "head"
 FRAME_SIZE = 720

@@ -164,3 +164,75 @@ def context_tour(backend, instance, *, size: int = NAV_FRAME_SIZE) -> list[np.nd
 
     frames = navigation.render_tour(backend, navigation.plan_of(instance), size=size)
     return [frames[i].rgb for i in context_indices(len(frames))]
+
+
+QUESTIONS_PER_SPAWN = 6
+"""Questions drawn along one spawn's route before the next spawn (spreads each task over routes)."""
+MAX_SPAWNS_PER_TASK = 400
+"""Spawns tried per task before the requested count is declared unreachable."""
+
+
+class NavigationShortfall(RuntimeError):
+    """Too few valid questions for a navigation task: names it and the shortfall."""
+
+
+def _seed(seed: int, task: str, k: int) -> int:
+    import zlib
+
+    return zlib.crc32(f"{seed}/task_navigation/{task}/{k}".encode())
+
+
+def write_navigation(sim, counts: dict[str, int], seed: int, root, handle) -> dict[str, int]:
+    """Build ``counts[task]`` task-grounded navigation questions per task into records.
+
+    Frames go to ``root/images`` as JPEG (each environment's context tour once, shared by its
+    questions); rows (one JSON line each, in task then draw order) to ``handle``. Returns the
+    questions per task.
+
+    Raises:
+        NavigationShortfall: a task's questions could not be drawn within :data:`MAX_SPAWNS_PER_TASK` spawns.
+    """
+    import json
+    from pathlib import Path
+
+    from bspatial.tasks import navigation
+
+    root = Path(root)
+    tours: dict[str, list[str]] = {}
+    made: dict[str, int] = {}
+    for task, wanted in counts.items():
+        if wanted <= 0:
+            continue
+        plan = navigation.NAV_TASKS[task].plan
+        n = 0
+        for k in range(MAX_SPAWNS_PER_TASK):
+            if n == wanted:
+                break
+            draw = _seed(seed, task, k)
+            instance, _ = navigation.sample_validated_instance(sim, task, draw)
+            questions = draw_questions(sim, instance, min(QUESTIONS_PER_SPAWN, wanted - n), np.random.default_rng(draw))
+            if plan not in tours:
+                tours[plan] = []
+                for i, rgb in enumerate(context_tour(sim, instance)):
+                    tours[plan].append(f"images/nav-tour-{plan}-{i:02d}.jpg")
+                    (root / tours[plan][-1]).write_bytes(jpeg_bytes(rgb))
+            sim.load(instance.scene)
+            for q in questions:
+                item = f"{task}-{draw:08x}-{n:03d}"
+                current = f"images/nav-{item}.jpg"
+                (root / current).write_bytes(jpeg_bytes(render_at(sim, q.pose)))
+                metadata = {"seed": draw, "build_seed": seed, "pose": list(q.pose), "destination": q.destination,
+                            "destination_point": [float(v) for v in navigation.destination_point(instance)],
+                            "margin_deg": q.margin_deg, "distance_m": q.distance_m, "context_frames": len(tours[plan]),
+                            "answer_text": q.answer_text, "plan": plan}
+                row = {"id": f"tn-{item}", "suite": "vqa", "setting": "task_navigation", "category": "direction",
+                       "subtype": SUBTYPE, "task": task, "variant": "", "frames": [*tours[plan], current],
+                       "question": q.question, "options": list(q.options), "answer": q.answer,
+                       "metadata": json.dumps(metadata, sort_keys=True)}
+                handle.write(json.dumps(row, sort_keys=True) + "\n")
+                n += 1
+        if n < wanted:
+            raise NavigationShortfall(f"task_navigation / {task}: built {n} of {wanted} (short by {wanted - n}) "
+                                      f"after {MAX_SPAWNS_PER_TASK} spawns")
+        made[task] = n
+    return made

@@ -26,3 +26,21 @@ VQA_TOTAL = SINGLE_FRAME_TOTAL + MULTI_FRAME_TOTAL + TASK_MANIPULATION_VQA + TAS
 # General VQA, multi-frame, as record keys: Table S1's multi-frame questions are about rooms ("measuring
 # from room centers"); the records' subtype vocabulary has no room subtype, so they are object_relative.
 MULTI_FRAME_COUNTS: dict[tuple[str, str], int] = {(c, "object_relative"): n for c, n in MULTI_FRAME_CATEGORY_COUNTS.items()}
+
+
+def split_evenly(total: int, tasks: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """``total`` spread over ``tasks`` as evenly as integers allow, the remainder to the first tasks.
+
+    The paper gives suite totals but no per-task question counts for task-grounded VQA and IR
+    (Section 3.3: "balanced across instruction variants within each task"); we balance across tasks too.
+
+    Example:
+        >>> split_evenly(7, ("a", "b", "c"))
+        (('a', 3), ('b', 2), ('c', 2))
+    """
+    if not tasks:
+        raise ValueError("tasks must name at least one task, got none")
+    if total < 0:
+        raise ValueError(f"total must be >= 0, got {total}")
+    base, extra = divmod(total, len(tasks))
+    return tuple((task, base + (i < extra)) for i, task in enumerate(tasks))

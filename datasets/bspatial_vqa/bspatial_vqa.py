@@ -1,10 +1,11 @@
 """BEHAVIOR-Spatial VQA: four-option spatial questions over rendered household scenes.
 
-A ``GeneratorBasedBuilder`` over the records ``bspatial build`` writes (``vqa.jsonl`` plus PNG
+A ``GeneratorBasedBuilder`` over the records ``bspatial build`` writes (``vqa.jsonl`` plus PNG / JPEG
 frames under ``data_dir``). Self-contained (imports only ``datasets`` and the standard library) so
 it can travel with the Hub repo. Configs follow the paper's subsets: ``general_single_frame`` (Table 1
 single-frame: one 720x720 frame per question), ``general_multi_frame`` (Table 1 multi-frame: four
-rotation frames, oldest first) and ``task_manipulation`` (Table 2); task_navigation comes next.
+rotation frames, oldest first), ``task_manipulation`` (Table 2) and ``task_navigation`` (a context
+tour of the environment, then the robot's current view, last).
 
 Every config has the harness's columns (``bspatial.evaluation.vlm.records``): ``frames`` is a list of
 images in every config (length 1 for single-frame ones), so one reader serves all settings.
@@ -54,6 +55,9 @@ class BspatialVQA(datasets.GeneratorBasedBuilder):
                           description="General multi-frame questions: four rotation frames covering 360 degrees (Table S1)."),
         BspatialVQAConfig(name="task_manipulation", settings=("task_manipulation",),
                           description="Task-grounded manipulation questions (Table 2)."),
+        BspatialVQAConfig(name="task_navigation", settings=("task_navigation",),
+                          description="Task-grounded navigation questions: a context tour, then the current view "
+                                      "(Appendix 15.1; Table S11's VQA column)."),
     ]
     DEFAULT_CONFIG_NAME = "task_manipulation"
 

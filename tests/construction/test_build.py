@@ -30,7 +30,8 @@ def test_loads_with_the_harness_columns(built):
     records.check_columns("vqa", vqa.column_names)
     records.check_columns("ir", ir.column_names)
     tiny = get_preset("tiny")
-    assert len(vqa) == len(tiny.tasks) * tiny.vqa_per_task and len(ir) == len(tiny.tasks) * tiny.ir_per_task
+    assert len(vqa) == sum(tiny.count("vqa_per_task", t) for t in tiny.tasks)
+    assert len(ir) == sum(tiny.count("ir_per_task", t) for t in tiny.tasks)
     raw_vqa = vqa.cast_column("frames", datasets.List(datasets.Image(decode=False)))
     raw_ir = ir.cast_column("image", datasets.Image(decode=False))
     for row in raw_vqa:
@@ -149,3 +150,50 @@ def test_ir_builder_configs_follow_the_task_table():
     ir = builder_module("ir")
     assert tuple(ir.TASKS) == tuple(MANIPULATION_EVAL_TASKS)
     assert [c.name for c in ir.BspatialIR.BUILDER_CONFIGS] == ["all", *MANIPULATION_EVAL_TASKS]
+
+
+def test_task_navigation_config_holds_a_context_tour_then_the_current_view(built):
+    import datasets
+
+    from bspatial.construction.navigation_vqa import CONTEXT_FRAMES, QUADRANTS, quadrant
+
+    nav = datasets.load_dataset(str(built / "vqa"), "task_navigation", split="test")
+    assert len(nav) == 2 and set(nav["task"]) == {"move_to_bookcase"}
+    records.check_columns("vqa", nav.column_names)
+    for row in nav:
+        meta = json.loads(row["metadata"])
+        assert len(row["frames"]) == min(CONTEXT_FRAMES, meta["context_frames"]) + 1
+        # The answer, recomputed from the stored pose and destination (not the stored answer text).
+        answer = row["options"]["ABCD".index(row["answer"])]
+        assert answer == quadrant(meta["pose"], meta["destination_point"]) and set(row["options"]) == set(QUADRANTS)
+        assert row["frames"][0].size == row["frames"][-1].size == (320, 320)
+    # The tour is shared by the task's questions; the current views differ.
+    assert nav[0]["frames"][0].tobytes() == nav[1]["frames"][0].tobytes()
+    assert nav[0]["frames"][-1].tobytes() != nav[1]["frames"][-1].tobytes()
+
+
+def test_card_lists_every_config_and_carries_the_quality_report(built):
+    import yaml
+
+    card = (built / "vqa" / "README.md").read_text()
+    meta = yaml.safe_load(card.split("---\n")[1])
+    names = [c["config_name"] for c in meta["configs"]]
+    assert names == ["task_manipulation", "general_single_frame", "general_multi_frame", "task_navigation"]
+    for config in names:
+        assert (built / "vqa" / config / "test-00000-of-00001.parquet").is_file()
+    assert "| category | n | top answer |" in card and "blind" in card
+    assert "| category |" not in (built / "ir" / "README.md").read_text()
+
+
+def test_paper_preset_carries_the_paper_totals():
+    from bspatial.construction.paper_counts import MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS
+    from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS
+
+    paper = get_preset("paper")
+    assert sum(paper.count("vqa_per_task", t) for t in MANIPULATION_EVAL_TASKS) == 1082
+    assert sum(paper.count("ir_per_task", t) for t in MANIPULATION_EVAL_TASKS) == 1240
+    assert sum(paper.count("navigation_per_task", t) for t in NAVIGATION_TASKS) == 602
+    assert sum(SINGLE_FRAME_COUNTS.values()) == 1078 and sum(MULTI_FRAME_COUNTS.values()) == 494
+    assert 1078 + 494 + 1082 + 602 == 3256
+    with pytest.raises(ValueError, match=r"navigation_per_task must be >= 0, got \{'move_to_bar': -1\}"):
+        Preset("bad", ("reach_dice",), 1, 1, navigation_per_task=(("move_to_bar", -1),))
