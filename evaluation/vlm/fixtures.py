@@ -35,6 +35,8 @@ from bspatial.scoring.masks import rle_encode
 
 SPLIT = "test"
 IMAGE_SIZE = (64, 64)  # (width, height) of every fixture frame
+# The fixture's "general" config mixes single- and multi-frame items so one small run covers every
+# prompt path; built suites split them into general_single_frame / general_multi_frame.
 FIXTURE_CONFIGS: dict[str, tuple[str, ...]] = {
     "vqa": ("general", "task_manipulation", "task_navigation"),
     "ir": ("all",),
