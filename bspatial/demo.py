@@ -12,14 +12,13 @@ offline cache and loaded by bare name, then
    and IR region kind), its resumable run folders, and Table 1 / Table 2 from ``bspatial report``;
 4. the suites built from the simulator (``bspatial build --preset tiny``: rendered scenes, geometric
    answers, IR masks and placement geometry) evaluated by the harness (Table 2 layout);
-5. rollouts of the scripted experts and of a random policy on a few held-out episodes in the
-   simulator, scored by the Table S4 rules (Table 4 layout);
+5. rollouts of the scripted experts and of a random policy on a few held-out and prompt-probe
+   episodes in the simulator, scored by the Table S4 rules (Table 4 layout), and on a few navigation
+   episodes (Table S11 layout);
 6. the policy pipeline: scripted demonstrations recorded as a LeRobot dataset (``bspatial demos``),
    a tiny random-backbone BEHAVIOR-Spatial-VLA trained a few steps on them (``bspatial train``),
    reloaded with ``from_pretrained`` and rolled out through the receding-horizon controller
    (``bspatial rollout --policy <checkpoint>``), with a capped step budget.
-
-Later issues extend this with the simulator, the built suites and policy rollouts.
 """
 
 from __future__ import annotations
@@ -46,6 +45,8 @@ _BUILD_PRESET = "tiny"  # bspatial.construction.build.PRESETS: every template an
 _ROLLOUT_TASKS = ("reach_plate", "reach_dice", "reach_tool", "place_carving_knife", "place_tupperware_in_fridge")
 # The trained tiny policy's smoke rollout: one demo task, a few steps of training, capped episodes.
 _POLICY_DEMO_TASK = "reach_plate"
+# Navigation rollouts: one short in-room route and one through a doorway (Table S11).
+_NAVIGATION_TASKS = ("move_to_bookcase", "move_to_bathroom")
 _POLICY_SMOKE_STEPS = 90
 # The tiny random model only shows the transformers path end to end; short answers keep it fast.
 _TINY_MAX_NEW_TOKENS = 16
@@ -72,6 +73,7 @@ def run_demo(seed: int = 0, workdir: str | Path = ".demo", console: Console | No
         console.print(table)
     console.print(built_suite_table(Path(workdir), seed))
     console.print(rollout_table(Path(workdir), seed))
+    console.print(navigation_table(Path(workdir), seed))
     console.print(policy_table(Path(workdir), seed))
 
 
@@ -238,23 +240,39 @@ def built_suite_table(workdir: Path, seed: int) -> Table:
 
 
 def rollout_table(workdir: Path, seed: int) -> Table:
-    """Scripted experts (upper reference) and a random policy (lower) on a few held-out episodes."""
+    """Scripted experts (upper reference) and a random policy (lower) on a few held-out and probe episodes."""
     from bspatial.evaluation.rollout.runner import load_results, run_rollouts
     from bspatial.evaluation.rollout.tables import TABLE4_COLUMNS, group_records, table4_rows
 
     runs = []
     for policy in ("scripted", "random"):
-        out = workdir / "rollouts" / policy
-        run_rollouts(policy, "held_out", list(_ROLLOUT_TASKS), out, n_episodes=1, seed=seed)
-        runs += load_results(out)
+        for split in ("held_out", "prompt_probe"):
+            out = workdir / "rollouts" / f"{policy}-{split}"
+            run_rollouts(policy, split, list(_ROLLOUT_TASKS), out, n_episodes=1, seed=seed)
+            runs += load_results(out)
     rows = table4_rows(group_records(runs))
-    # Only the held-out split ran: its columns of Table 4 (the prompt probe needs the training layouts).
-    rates = [(f"{split}_{rate}", header) for split, rate, header in TABLE4_COLUMNS if split == "held_out"]
     return _layout(
-        f"Table 4 layout (held-out columns): rollouts in the simulator, 1 episode each of {', '.join(_ROLLOUT_TASKS)}",
-        ["policy", "n", "errors"] + [header for _, header in rates],
-        [[r["policy"], str(r["held_out_n"]), str(r["held_out_errors"]), *(r[key] for key, _ in rates)] for r in rows],
+        f"Table 4 layout: rollouts in the simulator, 1 held-out and 1 prompt-probe episode each of "
+        f"{', '.join(_ROLLOUT_TASKS)}",
+        ["policy", "n"] + [header for _, _, header in TABLE4_COLUMNS],
+        [[r["policy"], f"{r['held_out_n']} + {r['prompt_probe_n']}", *(r[f"{s}_{k}"] for s, k, _ in TABLE4_COLUMNS)]
+         for r in rows],
     )
+
+
+def navigation_table(workdir: Path, seed: int) -> Table:
+    """Scripted navigation expert and a random policy on a few validated held-out spawns (Table S11 layout)."""
+    from bspatial.evaluation.rollout.runner import load_results, run_rollouts
+    from bspatial.evaluation.rollout.tables import s11_rows
+
+    rows = []
+    for policy in ("scripted", "random"):
+        out = workdir / "rollouts" / f"{policy}-navigation"
+        run_rollouts(policy, "navigation", list(_NAVIGATION_TASKS), out, n_episodes=1, seed=seed)
+        rows += [[policy, r["task"], str(r["n"]), f"{r['success']:.1f} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]"]
+                 for r in s11_rows(load_results(out))]
+    return _layout(f"Table S11 layout: navigation rollouts, 1 held-out spawn each of {', '.join(_NAVIGATION_TASKS)}",
+                   ["policy", "task", "n", "success"], rows)
 
 
 def policy_table(workdir: Path, seed: int) -> Table:
