@@ -309,11 +309,13 @@ def _sample(task: str, variant: str, seed: int):
 
 
 @functools.lru_cache(maxsize=None)
-def _held_out(task: str, seed: int) -> tuple[SplitEntry, ...]:
+def _held_out(task: str, seed: int, want: int) -> tuple[SplitEntry, ...]:
+    # Entry i depends only on the entries before it, so the first ``want`` entries are a prefix of the
+    # full plan: a smoke run (``limit``) plans only what it runs.
     _, held = variant_partition(task)
     entries: list[SplitEntry] = []
     candidate = 0
-    while len(entries) < TASKS[task].n_heldout:
+    while len(entries) < want:
         if candidate - len(entries) > MAX_SKIPPED_SEEDS:
             raise ValueError(f"task {task!r}: {MAX_SKIPPED_SEEDS} held-out seeds could not be sampled (seed {seed})")
         variant = held[len(entries) % len(held)]
@@ -341,10 +343,10 @@ def _probe_variant(task: str, train: SplitEntry, seed: int) -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _prompt_probe(task: str, seed: int, n_training: int) -> tuple[SplitEntry, ...]:
+def _prompt_probe(task: str, seed: int, n_training: int, want: int) -> tuple[SplitEntry, ...]:
     entries: list[SplitEntry] = []
     for index in range(n_training):
-        if len(entries) == TASKS[task].n_prompt_probe:
+        if len(entries) == want:
             return tuple(entries)
         train = training_entry(task, index, seed)
         variant = _probe_variant(task, train, seed)
@@ -353,9 +355,9 @@ def _prompt_probe(task: str, seed: int, n_training: int) -> tuple[SplitEntry, ..
             continue
         entries.append(SplitEntry(task, variant, train.seed, "prompt_probe", len(entries),
                                   training_variant=train.variant, training_index=index))
-    if len(entries) < TASKS[task].n_prompt_probe:
+    if len(entries) < want:
         raise ValueError(f"task {task!r}: only {len(entries)} of the first {n_training} training configurations "
-                         f"admit a prompt probe, {TASKS[task].n_prompt_probe} wanted; raise n_training")
+                         f"admit a prompt probe, {want} wanted; raise n_training")
     return tuple(entries)
 
 
@@ -386,7 +388,7 @@ def _resolve(split: str, tasks: Iterable[str] | None) -> tuple[str, ...]:
 
 
 def split_episodes(split: str, tasks: Sequence[str] | None = None, *, seed: int = DEFAULT_BUILD_SEED,
-                   n_training: int = DEFAULT_TRAINING_PER_TASK) -> list[SplitEntry]:
+                   n_training: int = DEFAULT_TRAINING_PER_TASK, limit: int | None = None) -> list[SplitEntry]:
     """The planned entries of ``split`` for ``tasks`` (default: every task of the split), Table S2 order.
 
     Args:
@@ -395,6 +397,7 @@ def split_episodes(split: str, tasks: Sequence[str] | None = None, *, seed: int 
         seed: the build seed.
         n_training: training configurations per task (training manifest length; prompt probes come from
             the front of it).
+        limit: at most this many entries per task: the first ones of the full plan (only those are planned).
 
     Raises:
         ValueError: unknown split or task (the message lists the known ones), a task with no episodes in
@@ -404,18 +407,24 @@ def split_episodes(split: str, tasks: Sequence[str] | None = None, *, seed: int 
         raise ValueError(f"n_training must be an int >= 1, got {n_training!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+
+    def count(n: int) -> int:
+        return n if limit is None else min(n, limit)
+
     out: list[SplitEntry] = []
     for task in _resolve(split, tasks):
         if split == "training":
-            out += [training_entry(task, i, seed) for i in range(n_training)]
+            out += [training_entry(task, i, seed) for i in range(count(n_training))]
         elif split == "held_out":
-            out += _held_out(task, seed)
+            out += _held_out(task, seed, count(TASKS[task].n_heldout))
         elif split == "prompt_probe":
-            out += _prompt_probe(task, seed, n_training)
+            out += _prompt_probe(task, seed, n_training, count(TASKS[task].n_prompt_probe))
         else:
             out += [SplitEntry(task, "", split_seed(seed, task, "navigation", i), "navigation", i)
-                    for i in range(TASKS[task].n_navigation)]
-    if tasks is None and split in SPLIT_TOTALS and len(out) != SPLIT_TOTALS[split]:
+                    for i in range(count(TASKS[task].n_navigation))]
+    if tasks is None and limit is None and split in SPLIT_TOTALS and len(out) != SPLIT_TOTALS[split]:
         raise AssertionError(f"{split} plan has {len(out)} entries, the paper's total is {SPLIT_TOTALS[split]}")
     return out
 

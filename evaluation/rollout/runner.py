@@ -194,9 +194,8 @@ def plan_episodes(split: str, tasks: Sequence[str] | None = None, n_episodes: in
     if n_episodes is not None and (isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 1):
         raise ValueError(f"n_episodes must be an int >= 1, got {n_episodes!r}")
     names = resolve_tasks(split, tasks)
-    entries = split_episodes(split, names, seed=build_seed) if names else []
-    return [EpisodeSpec(e.task, e.variant, e.seed, e.split, e.index) for e in entries
-            if n_episodes is None or e.index < n_episodes]
+    entries = split_episodes(split, names, seed=build_seed, limit=n_episodes) if names else []
+    return [EpisodeSpec(e.task, e.variant, e.seed, e.split, e.index) for e in entries]
 
 
 def check_policy_spec(policy_spec: str) -> str:

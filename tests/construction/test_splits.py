@@ -228,3 +228,16 @@ def test_read_manifest_names_the_bad_field_and_value(tmp_path):
         path.write_text(good.to_json() + "\n" + json.dumps(row) + "\n")
         with pytest.raises(ValueError, match=rf"{name}.jsonl:2: .*{message}"):
             read_manifest(path)
+
+
+def test_limit_plans_a_prefix_of_the_full_plan():
+    from bspatial.construction.splits import split_episodes
+
+    full = split_episodes("held_out", ["reach_dice"])
+    assert split_episodes("held_out", ["reach_dice"], limit=3) == full[:3]
+    probe2 = split_episodes("prompt_probe", ["reach_tool", "reach_dice"], limit=2)
+    probe4 = split_episodes("prompt_probe", ["reach_tool", "reach_dice"], limit=4)
+    assert [e for e in probe4 if e.index < 2] == probe2 and len(probe4) == 8
+    assert len(split_episodes("navigation", limit=1)) == 10
+    with pytest.raises(ValueError, match="limit must be an int >= 1, got 0"):
+        split_episodes("held_out", limit=0)
