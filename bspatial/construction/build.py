@@ -100,13 +100,13 @@ PRESETS: tuple[Preset, ...] = (
     # question per Table S1 subtype from two activities.
     Preset("tiny", ("reach_plate", "reach_dice", "reach_tool", "reach_hardback", "place_carving_knife",
                     "place_tupperware_in_fridge"), 1, 1, 6,
-           GeneralPlan(*_general_counts(1), activities=3, layouts=1, views=2, rotations=1),
+           GeneralPlan(*_general_counts(1), activities=3, layouts=1, views=2, rotations=1, navigations=1),
            navigation_per_task=(("move_to_bookcase", 2),)),
     # make demo: every evaluated task, about two minutes on 2 cores. Two questions per task: the
     # container-locate question needs the placed object visible from the head camera, which most
     # bottom-cabinet layers are not (see the build report). General VQA: 3 per subtype.
     Preset("mini", MANIPULATION_EVAL_TASKS, 2, 4, 8,
-           GeneralPlan(*_general_counts(3), activities=6, layouts=1, views=2, rotations=1),
+           GeneralPlan(*_general_counts(3), activities=6, layouts=1, views=2, rotations=1, navigations=1),
            navigation_per_task=2),
     # The paper's counts exactly: general VQA (Table S1: 1,078 single-frame, 494 multi-frame over 49
     # activities), task-grounded manipulation 1,082 and navigation 602 questions, 1,240 IR queries
@@ -114,7 +114,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset("paper", MANIPULATION_EVAL_TASKS, split_evenly(TASK_MANIPULATION_VQA, MANIPULATION_EVAL_TASKS),
            split_evenly(IR_QUERIES, MANIPULATION_EVAL_TASKS), 400,
            GeneralPlan(tuple(SINGLE_FRAME_COUNTS.items()), tuple(MULTI_FRAME_COUNTS.items()),
-                       activities=49, layouts=2, views=3, rotations=2),
+                       activities=49, layouts=2, views=3, rotations=2, navigations=1),
            navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS)),
 )
 _BY_NAME = {p.name: p for p in PRESETS}

@@ -1,11 +1,12 @@
-"""General VQA (Table S1): single-frame and multi-frame rotation questions over the activity scenes.
+"""General VQA (Table S1): single-frame and multi-frame (rotation, navigation) questions over the activity scenes.
 
 Pipeline (Appendix 11, "General VQA filtering and sampling"):
 
 1. **Frames.** Per activity, ``layouts`` seeded apartments (:func:`~bspatial.construction.activities.activity_scene`);
    per apartment ``views`` single-frame head views (the robot at a seeded pose facing the work wall,
    720x720 head camera) and ``rotations`` rotation samples (four 720x720 frames from the robot's head
-   height, turning left by 90 degrees between frames, so the four cover 360 degrees).
+   height, turning left by 90 degrees between frames, so the four cover 360 degrees) and ``navigations``
+   navigation samples (four frames along a walk from the activity room through neighbouring rooms).
 2. **Candidates.** Every template of Table S1 is asked about every qualifying entity of the frame,
    with the filters: relation margins (distance >= 15% relative, size >= 10%), visibility by pixel
    count (stricter for the answer object), direction dominance.
@@ -61,6 +62,7 @@ DIRECTIONS_4 = ("front-left", "front-right", "back-left", "back-right")
 
 SINGLE = "single_frame"
 ROTATION = "multi_frame_rotation"
+NAVIGATION = "multi_frame_navigation"
 
 
 class GeneralShortfall(RuntimeError):
@@ -117,6 +119,49 @@ def rotation_cameras(x: float, y: float, yaw0: float) -> tuple[CameraSpec, ...]:
 def rotation_scene(ascene: ActivityScene, x: float, y: float, yaw0: float):
     """The apartment with the four rotation cameras; the robot body is left out (the views are its head's)."""
     return dataclasses.replace(ascene.scene, robot=None, cameras=ascene.scene.cameras + rotation_cameras(x, y, yaw0))
+
+
+def navigation_poses(ascene: ActivityScene, rng: np.random.Generator) -> list[tuple[float, float, float]]:
+    """Four head poses along a walk from the activity room through its neighbours (general navigation).
+
+    The walk goes from a point near the activity room's centre to the centre of a neighbouring room and,
+    when that room has another neighbour, on to its centre: straight legs between room centres pass
+    through the centred wall openings. Frames sit at equal arc length, facing along the walk.
+    """
+    from bspatial.construction.activities import GRID_COLUMNS
+
+    def neighbours(i: int) -> list[int]:
+        r, c = divmod(i, GRID_COLUMNS)
+        out = [(r + dr) * GRID_COLUMNS + (c + dc) for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1))
+               if 0 <= r + dr < len(ascene.rooms) // GRID_COLUMNS and 0 <= c + dc < GRID_COLUMNS]
+        return sorted(out)
+
+    home = ascene.activity_room
+    first = neighbours(home)[int(rng.integers(len(neighbours(home))))]
+    onward = [n for n in neighbours(first) if n != home]
+    stops = [home, first] + ([onward[int(rng.integers(len(onward)))]] if onward else [])
+    points = [np.asarray(ascene.rooms[i].center, float) for i in stops]
+    points[0] = points[0] + rng.uniform(-0.3, 0.3, 2)
+    legs = [float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:])]
+    total, poses = sum(legs), []
+    for k in range(4):
+        d, leg = total * k / 3, 0
+        while leg < len(legs) - 1 and d > legs[leg]:
+            d -= legs[leg]
+            leg += 1
+        a, b = points[leg], points[leg + 1]
+        xy = a + (b - a) * min(d / legs[leg], 1.0)
+        poses.append((float(xy[0]), float(xy[1]), math.atan2(b[1] - a[1], b[0] - a[0])))
+    return poses
+
+
+def navigation_scene(ascene: ActivityScene, poses: list[tuple[float, float, float]]):
+    """The apartment with one head-height camera per navigation pose (the robot body left out)."""
+    drop = math.tan(math.radians(ROTATION_PITCH_DEG))
+    cams = tuple(CameraSpec(f"navigation_{k}", (x, y, HEAD_HEIGHT_M),
+                            (x + math.cos(yaw), y + math.sin(yaw), HEAD_HEIGHT_M - drop), fovy_deg=ROTATION_FOVY_DEG)
+                 for k, (x, y, yaw) in enumerate(poses))
+    return dataclasses.replace(ascene.scene, robot=None, cameras=ascene.scene.cameras + cams)
 
 
 # ----------------------------------------------------------------------------- single-frame templates
@@ -244,7 +289,13 @@ def rotation_candidates(pixels: dict[str, int], ascene: ActivityScene, pose: tup
                         rng: np.random.Generator) -> list[Candidate]:
     """Table S1 multi-frame questions about the rooms observed in the four rotation frames."""
     x, y, yaw0 = pose
-    last_yaw = yaw0 + 3 * math.pi / 2
+    return room_candidates(pixels, ascene, (x, y, yaw0 + 3 * math.pi / 2), frame_id, rng, ROTATION)
+
+
+def room_candidates(pixels: dict[str, int], ascene: ActivityScene, last_pose: tuple[float, float, float],
+                    frame_id: str, rng: np.random.Generator, setting: str) -> list[Candidate]:
+    """Table S1 multi-frame questions about the observed rooms, in the last frame's egocentric frame."""
+    x, y, last_yaw = last_pose
     rooms = {r.name: r for r in ascene.rooms if pixels.get(r.name, 0) >= MIN_ROOM_PIXELS}
     names = sorted(rooms)
     label = {n: ROOM_NAMES[rooms[n].kind] for n in names}
@@ -259,7 +310,7 @@ def rotation_candidates(pixels: dict[str, int], ascene: ActivityScene, pose: tup
         if answer is not None:
             q = (f"From the viewpoint of the last frame, measuring from room centers, where is the {label[a]} "
                  f"relative to the {label[b]}?")
-            out.append(Candidate(ROTATION, four_options("direction", "object_relative", q, answer, DIRECTIONS_4, rng),
+            out.append(Candidate(setting, four_options("direction", "object_relative", q, answer, DIRECTIONS_4, rng),
                                  answer, frame_id, {**meta, "object": a, "reference": b}))
     distances = {n: float(np.hypot(*(centers[n] - (x, y)))) for n in names}
     areas = {n: (rooms[n].bounds[1] - rooms[n].bounds[0]) * (rooms[n].bounds[3] - rooms[n].bounds[2]) for n in names}
@@ -271,7 +322,7 @@ def rotation_candidates(pixels: dict[str, int], ascene: ActivityScene, pose: tup
         for answer, subset in _decisive_sets(values, relation, margin_needed, names, rng, per_reference=1):
             question = four_options(category, "object_relative", q, label[answer],
                                     [label[n] for n in subset if n != answer], rng)
-            out.append(Candidate(ROTATION, question, rooms[answer].kind, frame_id,
+            out.append(Candidate(setting, question, rooms[answer].kind, frame_id,
                                  {**meta, "option_rooms": {label[n]: n for n in subset},
                                   "values": {n: values[n] for n in subset}}))
     return out
@@ -342,7 +393,8 @@ class GeneralPlan:
         single_frame: exact count per (category, subtype) of single-frame questions.
         multi_frame: exact count per (category, subtype) of multi-frame rotation questions.
         activities: how many of :data:`~bspatial.construction.activities.GENERAL_ACTIVITIES` (in order).
-        layouts: seeded apartments per activity; views / rotations: samples per apartment.
+        layouts: seeded apartments per activity; views / rotations / navigations: samples per apartment
+            (navigation: four frames along a walk through neighbouring rooms, Appendix 11).
     """
 
     single_frame: tuple[tuple[tuple[str, str], int], ...]
@@ -351,13 +403,14 @@ class GeneralPlan:
     layouts: int = 1
     views: int = 2
     rotations: int = 1
+    navigations: int = 0
 
     def __post_init__(self) -> None:
         from bspatial.construction.activities import GENERAL_ACTIVITIES
 
         if not 1 <= self.activities <= len(GENERAL_ACTIVITIES):
             raise ValueError(f"general.activities must be in [1, {len(GENERAL_ACTIVITIES)}], got {self.activities}")
-        for name in ("layouts", "views", "rotations"):
+        for name in ("layouts", "views", "rotations", "navigations"):
             if getattr(self, name) < 0:
                 raise ValueError(f"general.{name} must be >= 0, got {getattr(self, name)}")
         for name in ("single_frame", "multi_frame"):
@@ -419,9 +472,23 @@ def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, 
                 if found:
                     images[frame_id] = [png_bytes(f.rgb) for f in frames]
                 multi_pool += found
+            for r in range(plan.navigations):
+                frame_id = f"{activity}-l{layout}-n{r}"
+                rng = np.random.default_rng(_seed(seed, frame_id))
+                poses = navigation_poses(ascene, rng)
+                sim.load(navigation_scene(ascene, poses))
+                frames = [sim.render(f"navigation_{k}", width=FRAME_SIZE, height=FRAME_SIZE) for k in range(4)]
+                found = cap_frame(room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng,
+                                                  NAVIGATION), rng)
+                for c in found:
+                    c.metadata.update(activity=activity, poses=[list(p) for p in poses],
+                                      cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
+                if found:
+                    images[frame_id] = [png_bytes(f.rgb) for f in frames]
+                multi_pool += found
     rng = np.random.default_rng(_seed(seed, "general-subsample"))
     chosen = subsample(single_pool, dict(plan.single_frame), SINGLE, rng)
-    chosen += subsample(multi_pool, dict(plan.multi_frame), ROTATION, rng)
+    chosen += subsample(multi_pool, dict(plan.multi_frame), "multi_frame", rng)
     written: set[str] = set()
     rows = []
     per_frame: dict[str, int] = {}

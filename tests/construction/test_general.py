@@ -19,7 +19,7 @@ from bspatial.evaluation.vlm import records
 
 SEED = 5
 PLAN = GeneralPlan(tuple((k, 1) for k in SINGLE_FRAME_COUNTS), tuple((k, 1) for k in MULTI_FRAME_COUNTS),
-                   activities=3, layouts=1, views=2, rotations=1)
+                   activities=3, layouts=1, views=2, rotations=1, navigations=1)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def test_counts_features_and_harness_schema(repo, rows):
         assert row["setting"] == "single_frame" and row["task"] is None and len(row["frames"]) == 1
         assert row["frames"][0].size == (720, 720)
     for row in rows["general_multi_frame"]:
-        assert row["setting"] == "multi_frame_rotation" and len(row["frames"]) == 4
+        assert row["setting"] in ("multi_frame_rotation", "multi_frame_navigation") and len(row["frames"]) == 4
         assert {f.size for f in row["frames"]} == {(720, 720)}
     raw = single.cast_column("frames", datasets.List(datasets.Image(decode=False)))
     for row in raw:
@@ -139,10 +139,11 @@ def test_multi_frame_answers_by_independent_geometry(rows):
         text = meta["answer_text"]
         T = np.array(meta["cameras"][-1]["T_world_cam"])
         robot = T[:2, 3]  # the last frame's camera position is the robot's position
-        # The four frames turn left by 90 degrees each: optical axes 90 degrees apart, covering 360.
         axes = [np.array(c["T_world_cam"])[:2, 2] for c in meta["cameras"]]
-        for a, b in zip(axes, axes[1:]):
-            assert a[0] * b[1] - a[1] * b[0] > 0 and abs(float(np.dot(a, b))) < 1e-6
+        if row["setting"] == "multi_frame_rotation":
+            # The four frames turn left by 90 degrees each: optical axes 90 degrees apart, covering 360.
+            for a, b in zip(axes, axes[1:]):
+                assert a[0] * b[1] - a[1] * b[0] > 0 and abs(float(np.dot(a, b))) < 1e-6
         activity, layout = re_split(row["id"])
         scene = activity_scene(activity, zlib.crc32(f"{SEED}/{layout}".encode()))
         rooms = {r.name: r for r in scene.rooms}
@@ -195,3 +196,34 @@ def test_every_activity_scene_builds_for_the_paper_layouts():
         for layout in range(2):
             scene = activity_scene(activity, zlib.crc32(f"0/{layout}".encode()))
             assert len(scene.object_names) >= 8 and len(scene.rooms) == 6
+
+
+def test_navigation_frames_walk_through_rooms_and_answers_follow_the_last_view():
+    from bspatial.construction.frames import FRAME_SIZE
+    from bspatial.construction.general import NAVIGATION, navigation_poses, navigation_scene, room_candidates, room_pixels
+    from bspatial.sim.mujoco_backend import MujocoBackend
+
+    scene = activity_scene(GENERAL_ACTIVITIES[0], 11)
+    rng = np.random.default_rng(0)
+    poses = navigation_poses(scene, rng)
+    assert len(poses) == 4
+    rooms_visited = {scene.rooms.index(r) for p in poses for r in scene.rooms if r.contains(p[:2])}
+    assert scene.activity_room in rooms_visited and len(rooms_visited) >= 2   # the walk leaves the room
+    for a, b in zip(poses, poses[1:]):
+        step = np.subtract(b[:2], a[:2])
+        assert np.linalg.norm(step) > 0.3 and step @ (math.cos(a[2]), math.sin(a[2])) > 0   # moving forward
+    sim = MujocoBackend(max_render_size=FRAME_SIZE)
+    try:
+        sim.load(navigation_scene(scene, poses))
+        frames = [sim.render(f"navigation_{k}", width=FRAME_SIZE, height=FRAME_SIZE) for k in range(4)]
+    finally:
+        sim.close()
+    found = room_candidates(room_pixels(frames, scene), scene, poses[-1], "nav", rng, NAVIGATION)
+    assert found and {c.setting for c in found} == {NAVIGATION}
+    x, y, yaw = poses[-1]
+    for c in found:
+        if c.question.category == "direction":
+            d = np.subtract(scene.rooms[[r.name for r in scene.rooms].index(c.metadata["object"])].center,
+                            scene.rooms[[r.name for r in scene.rooms].index(c.metadata["reference"])].center)
+            forward, left = d @ (math.cos(yaw), math.sin(yaw)), d @ (-math.sin(yaw), math.cos(yaw))
+            assert c.question.answer_text == f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}"
