@@ -385,10 +385,12 @@ def _record_one(backend, name: str, entry, split: str, paperback_prefix: bool):
 
 
 def _record_all(dataset, backend, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str,
-                paperback_prefix: bool = False):
+                paperback_prefix: bool = False, spa_withheld: bool = False):
     """Record and write every task's episodes on its training entries, in order; returns (episode rows,
     rejections, state / action frames)."""
-    from bspatial.construction.splits import training_entry
+    from bspatial.construction.splits import spa_training_entry, training_entry
+
+    entry_of = spa_training_entry if spa_withheld else training_entry
 
     rows: dict[int, dict] = {}
     rejected: list[dict] = []
@@ -398,7 +400,7 @@ def _record_all(dataset, backend, tasks: Sequence[str], episodes_per_task: int, 
         for attempt in range(episodes_per_task * MAX_ATTEMPTS_PER_EPISODE):
             if kept == episodes_per_task:
                 break
-            entry = training_entry(name, attempt, seed)
+            entry = entry_of(name, attempt, seed)
             key = {"task_name": name, "variant": entry.variant, "scene_seed": entry.seed, "training_index": entry.index}
             try:
                 episode, reason, extras = _record_one(backend, name, entry, split, paperback_prefix)
@@ -423,7 +425,7 @@ def _record_all(dataset, backend, tasks: Sequence[str], episodes_per_task: int, 
 
 def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, episodes_per_task: int = 2,
                  seed: int = 0, split: str = "train", *, overwrite: bool = False, suite: str = "manipulation",
-                 paperback_prefix: bool = False) -> Path:
+                 paperback_prefix: bool = False, spa_withheld: bool = False) -> Path:
     """Record scripted-expert demonstrations of ``tasks`` into one LeRobot v3 dataset at ``out``.
 
     Args:
@@ -440,6 +442,9 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
             the default task list.
         paperback_prefix: prefix every reach_paperback_book demonstration with base motion from the
             candidate books' perpendicular bisector (Appendix 16.8, :func:`paperback_prefix_spawn`).
+        spa_withheld: record the Spa-Bench ID / OOD study's demonstrations: the training seeds with the
+            in-distribution variants only, never a withheld cell
+            (:func:`bspatial.construction.splits.spa_training_entry`).
 
     Returns:
         ``out`` as a Path.
@@ -470,7 +475,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     try:
         root = tmp / "dataset"
-        counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix)
+        counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld)
         if out.exists():
             shutil.rmtree(out)
         os.replace(root, out)
@@ -482,7 +487,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
 
 
 def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, split: str,
-           paperback_prefix: bool = False) -> dict[str, int]:
+           paperback_prefix: bool = False, spa_withheld: bool = False) -> dict[str, int]:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     from bspatial.sim.mujoco_backend import CONTROL_DT, MujocoBackend
@@ -493,7 +498,8 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
                                     robot_type="r1pro")
     backend = MujocoBackend(camera_size=IMAGE_SIZE)
     try:
-        rows, rejected, frames = _record_all(dataset, backend, names, episodes_per_task, seed, split, paperback_prefix)
+        rows, rejected, frames = _record_all(dataset, backend, names, episodes_per_task, seed, split, paperback_prefix,
+                                             spa_withheld)
     finally:
         backend.close()
         dataset.finalize()  # after the last save_episode (DESIGN §3)

@@ -21,6 +21,8 @@ def demos_command(
                               "'navigation' (10 tasks, A* expert, validated spawns)."),
     paperback_prefix: bool = typer.Option(False, "--paperback-prefix", help="Prefix reach_paperback_book demos with "
                                           "base motion from the candidate books' bisector (Appendix 16.8)."),
+    spa_withheld: bool = typer.Option(False, "--spa-withheld", help="Spa-Bench ID / OOD study: never record a "
+                                      "withheld concept-argument cell (bspatial.tasks.conditions.WITHHELD_CELLS)."),
 ) -> None:
     """Record scripted-expert demonstrations as one LeRobot v3 dataset (video cameras, exact q01/q99)."""
     import logging
@@ -31,7 +33,8 @@ def demos_command(
     start = time.perf_counter()
     try:
         path = record_demos(out, tasks=tasks or None, episodes_per_task=episodes_per_task, seed=seed, split=split,
-                            overwrite=overwrite, suite=suite, paperback_prefix=paperback_prefix)
+                            overwrite=overwrite, suite=suite, paperback_prefix=paperback_prefix,
+                            spa_withheld=spa_withheld)
     except (ValueError, FileExistsError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None

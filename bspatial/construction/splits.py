@@ -14,6 +14,11 @@ Four splits, each a deterministic function of a build seed:
 * ``navigation`` (40 per navigation task, 41 for move_to_table_near_sofa, 401 in all): held-out spawn
   seeds (Appendix 13.4), each resolved to a validated spawn by
   :func:`bspatial.tasks.navigation.sample_validated_instance`.
+* ``spa_id`` / ``spa_ood`` (Spa-Bench's ID / OOD protocol: 20 / 50 per task with a withheld cell):
+  unseen configurations with an in-distribution variant, or with a withheld concept-argument cell
+  (:data:`bspatial.tasks.conditions.WITHHELD_CELLS`). A policy for this study trains on
+  :func:`spa_training_entry` configurations (``bspatial demos --spa-withheld``), which never use a
+  withheld cell.
 
 **Variant partition (ours; the paper names the rule, not the assignment).** Every variant is paired
 with its reversal (:func:`reverse_variant`). Pairs are taken in Table S2's variant order and alternate
@@ -72,10 +77,10 @@ from bspatial.scoring.task_specs import (MANIPULATION_EVAL_TASKS, N_HELDOUT_TOTA
 
 logger = logging.getLogger(__name__)
 
-SPLITS: tuple[str, ...] = ("training", "held_out", "prompt_probe", "navigation")
+SPLITS: tuple[str, ...] = ("training", "held_out", "prompt_probe", "navigation", "spa_id", "spa_ood")
 """Manifest names, in the order :func:`write_manifests` writes them."""
 TRACE_SPLIT: dict[str, str] = {"training": "train", "held_out": "held_out", "prompt_probe": "prompt_probe",
-                               "navigation": "held_out"}
+                               "navigation": "held_out", "spa_id": "held_out", "spa_ood": "held_out"}
 """The :data:`bspatial.scoring.trace.SPLITS` value an episode of each manifest is recorded under
 (navigation instances are held-out instances, Appendix 13.4)."""
 SPLIT_TOTALS: dict[str, int] = {"held_out": N_HELDOUT_TOTAL, "prompt_probe": N_PROMPT_PROBE_TOTAL,
@@ -88,10 +93,15 @@ DEFAULT_TRAINING_PER_TASK = 200
 The prompt probe draws its 50 configurations from the front of this list, so record at least the first
 ~55 per task to have a demonstration on every probed configuration."""
 
-SEED_SPLIT_CODE: dict[str, int] = {"training": 0, "held_out": 1, "navigation": 2}
-"""Bits 61-62 of a seed: which split drew it (prompt probes reuse training seeds)."""
+SEED_SPLIT_CODE: dict[str, int] = {"training": 0, "held_out": 1, "navigation": 2, "spa_id": 3, "spa_ood": 3}
+"""Bits 61-62 of a seed: which split drew it (prompt probes reuse training seeds; the two Spa-Bench
+splits share code 3 and differ in their stream)."""
 _SEED_VALUE_BITS = 61
-_STREAM: dict[str, int] = {"training": 0, "held_out": 1, "prompt_probe": 2, "navigation": 3}
+_STREAM: dict[str, int] = {"training": 0, "held_out": 1, "prompt_probe": 2, "navigation": 3, "spa_id": 4, "spa_ood": 5}
+SPA_ID_PER_TASK = 20
+"""Spa-Bench (Sec. III.D, Appendix B): 20 in-distribution rollouts per task ..."""
+SPA_OOD_PER_TASK = 50
+"""... and 50 on withheld concept-argument cells (:data:`bspatial.tasks.conditions.WITHHELD_CELLS`)."""
 """Extra SeedSequence word per split, so the streams differ below the tag bits too."""
 MAX_SKIPPED_SEEDS = 200
 """A task whose split cannot be filled after skipping this many seeds / configurations raises."""
@@ -269,6 +279,8 @@ def split_seed(seed: int, task: str, split: str, index: int) -> int:
 def seed_split(scene_seed: int) -> str:
     """Which split drew ``scene_seed`` (from its tag bits)."""
     code = int(scene_seed) >> _SEED_VALUE_BITS
+    if code == SEED_SPLIT_CODE["spa_id"]:
+        return "spa"            # spa_id and spa_ood share the tag (their streams differ)
     for split, c in SEED_SPLIT_CODE.items():
         if c == code:
             return split
@@ -361,11 +373,53 @@ def _prompt_probe(task: str, seed: int, n_training: int, want: int) -> tuple[Spl
     return tuple(entries)
 
 
+def spa_tasks() -> tuple[str, ...]:
+    """Evaluated manipulation tasks whose variants have a withheld cell (the Spa-Bench ID / OOD study)."""
+    from bspatial.tasks.conditions import withheld_variants
+
+    return tuple(t for t in MANIPULATION_EVAL_TASKS if withheld_variants(t))
+
+
+def spa_training_entry(task: str, index: int, seed: int = DEFAULT_BUILD_SEED) -> SplitEntry:
+    """Training configuration ``index`` of the ID / OOD study: the training seeds with the task's
+    in-distribution variants cycled (every variant but the withheld cells)."""
+    from bspatial.tasks.conditions import in_distribution_variants
+
+    name = canonical_task_name(task)
+    if TASKS[name].is_navigation:
+        return training_entry(name, index, seed)   # navigation has no variants to withhold
+    variants = in_distribution_variants(name, TASKS[name].variants)
+    return SplitEntry(name, variants[index % len(variants)], split_seed(seed, name, "training", index), "training",
+                      index)
+
+
+@functools.lru_cache(maxsize=None)
+def _spa(task: str, seed: int, split: str, want: int) -> tuple[SplitEntry, ...]:
+    """Unseen configurations with the ID variants (``spa_id``) or the withheld cells (``spa_ood``)."""
+    from bspatial.tasks.conditions import in_distribution_variants, withheld_variants
+
+    variants = (in_distribution_variants(task, TASKS[task].variants) if split == "spa_id"
+                else withheld_variants(task))
+    entries: list[SplitEntry] = []
+    candidate = 0
+    while len(entries) < want:
+        if candidate - len(entries) > MAX_SKIPPED_SEEDS:
+            raise ValueError(f"task {task!r}: {MAX_SKIPPED_SEEDS} {split} seeds could not be sampled (seed {seed})")
+        variant = variants[len(entries) % len(variants)]
+        scene = split_seed(seed, task, split, candidate)
+        candidate += 1
+        if _sample(task, variant, scene) is not None:
+            entries.append(SplitEntry(task, variant, scene, split, len(entries)))
+    return tuple(entries)
+
+
 def _split_tasks(split: str) -> tuple[str, ...]:
     if split == "training":
         return tuple(TASKS)
     if split == "navigation":
         return NAVIGATION_TASKS
+    if split in ("spa_id", "spa_ood"):
+        return spa_tasks()
     field = "n_heldout" if split == "held_out" else "n_prompt_probe"
     return tuple(t for t in MANIPULATION_EVAL_TASKS if getattr(TASKS[t], field) > 0)
 
@@ -421,6 +475,8 @@ def split_episodes(split: str, tasks: Sequence[str] | None = None, *, seed: int 
             out += _held_out(task, seed, count(TASKS[task].n_heldout))
         elif split == "prompt_probe":
             out += _prompt_probe(task, seed, n_training, count(TASKS[task].n_prompt_probe))
+        elif split in ("spa_id", "spa_ood"):
+            out += _spa(task, seed, split, count(SPA_ID_PER_TASK if split == "spa_id" else SPA_OOD_PER_TASK))
         else:
             out += [SplitEntry(task, "", split_seed(seed, task, "navigation", i), "navigation", i)
                     for i in range(count(TASKS[task].n_navigation))]
@@ -500,6 +556,6 @@ def read_manifest(path: str | os.PathLike) -> list[SplitEntry]:
     return entries
 
 
-__all__ = ["DEFAULT_BUILD_SEED", "DEFAULT_TRAINING_PER_TASK", "SEED_SPLIT_CODE", "SPLITS", "SPLIT_TOTALS",
+__all__ = ["SPA_ID_PER_TASK", "SPA_OOD_PER_TASK", "spa_tasks", "spa_training_entry", "DEFAULT_BUILD_SEED", "DEFAULT_TRAINING_PER_TASK", "SEED_SPLIT_CODE", "SPLITS", "SPLIT_TOTALS",
            "SplitEntry", "TRACE_SPLIT", "read_manifest", "reverse_variant", "seed_split", "split_episodes",
            "split_seed", "target_key", "training_entry", "variant_partition", "write_manifests"]

@@ -62,14 +62,18 @@ from bspatial.evaluation.vlm.run_files import atomic_write
 
 logger = logging.getLogger(__name__)
 
-ROLLOUT_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe", "navigation")
-"""Closed-loop protocols of Section 4.3 / 5.1: manipulation held-out and prompt probe, navigation (Table S11)."""
+ROLLOUT_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe", "navigation", "spa_id", "spa_ood")
+"""Closed-loop protocols of Section 4.3 / 5.1: manipulation held-out and prompt probe, navigation (Table S11);
+and Spa-Bench's in-distribution / withheld-cell episodes (:mod:`bspatial.construction.splits`)."""
 SPLIT_BUILD_SEED = 0
 """Build seed of the split manifests (:data:`bspatial.construction.splits.DEFAULT_BUILD_SEED`, what
 ``bspatial build`` writes); recorded in the run manifest so a resumed run plans the same episodes."""
 NAVIGATION_TRACE_SPLIT = "held_out"
 """Trace split of navigation episodes: Appendix 13.4 calls them "held-out navigation instances" (the trace
 schema's splits are train / development / held_out / prompt_probe); the result file keeps split "navigation"."""
+TRACE_SPLIT: dict[str, str] = {"held_out": "held_out", "prompt_probe": "prompt_probe",
+                               "navigation": NAVIGATION_TRACE_SPLIT, "spa_id": "held_out", "spa_ood": "held_out"}
+"""Trace split per rollout split (the Spa-Bench episodes are unseen configurations, as held-out ones)."""
 POLICY_KINDS: tuple[str, ...] = ("scripted", "random")
 """Built-in policies; any other spec must be a checkpoint folder."""
 
@@ -144,6 +148,10 @@ def _check_split(split: str) -> str:
 
 
 def _split_count(spec, split: str) -> int:
+    if split in ("spa_id", "spa_ood"):
+        from bspatial.construction.splits import SPA_ID_PER_TASK, SPA_OOD_PER_TASK, spa_tasks
+
+        return (SPA_ID_PER_TASK if split == "spa_id" else SPA_OOD_PER_TASK) if spec.name in spa_tasks() else 0
     return {"held_out": spec.n_heldout, "prompt_probe": spec.n_prompt_probe, "navigation": spec.n_navigation}[split]
 
 
@@ -483,7 +491,7 @@ def run_one(backend, episode: EpisodeSpec, policy_spec: str, out: Path,
         instruction = instance.instruction
         policy = make_policy(policy_spec, backend, instance, settings)
         steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
-        trace_split = NAVIGATION_TRACE_SPLIT if episode.split == "navigation" else episode.split
+        trace_split = TRACE_SPLIT[episode.split]
         # A no-intervention episode has nothing to decide early: it runs its whole budget.
         try:
             result = run_episode(backend, instance, policy, split=trace_split, max_steps=steps,

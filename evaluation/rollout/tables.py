@@ -42,6 +42,8 @@ MANIPULATION_SPLITS = ("held_out", "prompt_probe")
 """Splits of Table 4 and the per-task S5 / S9 / S10 layouts."""
 NAVIGATION_SPLIT = "navigation"
 """The split of Table S11."""
+SPA_SPLITS = ("spa_id", "spa_ood")
+"""Spa-Bench's ID / OOD episodes: reported in the Spa-Bench conditions table, not in Table 4."""
 
 
 def policy_label(spec: str) -> str:
@@ -240,7 +242,7 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
         written.update({"table4.md": out / "table4.md", "table4.csv": out / "table4.csv"})
         atomic_write(written["table4.md"], to_markdown(rows, headers))
         atomic_write(written["table4.csv"], to_csv(rows))
-    if len(manipulation) < len(groups):
+    if any(split == NAVIGATION_SPLIT for _, split in groups):
         markdown, long_csv = _s11_tables(groups)
         written.update({"table_s11.md": out / "table_s11.md", "table_s11.csv": out / "table_s11.csv"})
         atomic_write(written["table_s11.md"], markdown)
@@ -267,7 +269,7 @@ def _write_spa_bench(records, out: Path) -> dict[str, Path]:
 
     written: dict[str, Path] = {}
     tables = {"failure_modes": failure_mode_rows(records)}
-    if any(condition_of(r) != "spatial" for r in records):
+    if any(condition_of(r) != "spatial" or r["split"] in SPA_SPLITS for r in records):
         tables["spa_bench_conditions"] = condition_rows(records)
     for stem, rows in tables.items():
         if not rows:

@@ -241,3 +241,23 @@ def test_limit_plans_a_prefix_of_the_full_plan():
     assert len(split_episodes("navigation", limit=1)) == 10
     with pytest.raises(ValueError, match="limit must be an int >= 1, got 0"):
         split_episodes("held_out", limit=0)
+
+
+def test_spa_bench_id_and_ood_splits_use_the_withheld_cells():
+    from bspatial.construction.splits import (SPA_ID_PER_TASK, SPA_OOD_PER_TASK, seed_split, spa_tasks,
+                                              spa_training_entry, split_episodes)
+    from bspatial.tasks.conditions import WITHHELD_CELLS
+
+    tasks = spa_tasks()
+    assert "place_bowl_in_cabinet" not in tasks and "reach_dice" in tasks and "place_saucer" not in tasks
+    ood = split_episodes("spa_ood", ["reach_dice", "reach_hardback"], limit=4)
+    ident = split_episodes("spa_id", ["reach_dice"], limit=6)
+    assert {e.variant for e in ood} == {"farthest/wall", "3x2"}
+    assert not {e.variant for e in ident} & set(WITHHELD_CELLS["reach_dice"])
+    assert {seed_split(e.seed) for e in ood + ident} == {"spa"}
+    assert not {e.seed for e in ood} & {e.seed for e in ident}
+    # The study's demonstrations never use a withheld cell; navigation falls back to its training entries.
+    for i in range(12):
+        assert spa_training_entry("reach_dice", i).variant not in WITHHELD_CELLS["reach_dice"]
+    assert spa_training_entry("move_to_oven", 0).variant == ""
+    assert (SPA_ID_PER_TASK, SPA_OOD_PER_TASK) == (20, 50)   # Spa-Bench Appendix B

@@ -77,3 +77,18 @@ def test_failure_mode_rows_count_every_label():
     assert row["n"] == 4 and set(FAILURE_MODES) <= set(row)
     assert (row["success"], row["wrong_object"], row["no_action"], row["wrong_relation"]) == \
         ("1 (25.0%)", "2 (50.0%)", "1 (25.0%)", "0 (0.0%)")
+
+
+def test_id_and_ood_rollouts_land_in_the_spa_bench_table_not_in_table4(tmp_path):
+    run_rollouts("scripted", "spa_id", ["reach_dice"], tmp_path / "id", n_episodes=1)
+    run_rollouts("scripted", "spa_ood", ["reach_dice"], tmp_path / "ood", n_episodes=1)
+    (ident,), (ood,) = load_results(tmp_path / "id"), load_results(tmp_path / "ood")
+    assert ood["variant"] == "farthest/wall" and ident["variant"] != "farthest/wall"
+    assert ood["trace"]["split"] == ident["trace"]["split"] == "held_out"
+    assert ood["outcome"] == "correct"                 # the privileged expert is not limited by training
+    written = write_tables([tmp_path / "id", tmp_path / "ood"], tmp_path / "tables")
+    table = written["spa_bench_conditions.md"].read_text()
+    assert "| spa_id |" in table and "| spa_ood |" in table
+    assert "table4.md" not in written and "table_s11.md" not in written
+    with pytest.raises(ValueError, match="has no spa_ood episodes"):
+        run_rollouts("scripted", "spa_ood", ["place_bowl_in_cabinet"], tmp_path / "x")
