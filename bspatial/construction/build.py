@@ -121,6 +121,11 @@ _BY_NAME = {p.name: p for p in PRESETS}
 assert len(_BY_NAME) == len(PRESETS), "duplicate preset names"
 
 
+GIVE_UP_DRAWS = 24
+"""Draws after which a suite with no valid frame for a variant is given up for that variant and round
+(e.g. a bottom-cabinet layer the head camera cannot see into): its quota moves to the other variants."""
+
+
 class PresetShortfall(RuntimeError):
     """A preset cannot be met: names the category and the shortfall."""
 
@@ -197,7 +202,7 @@ def _write_records(preset: Preset, seed: int, root: Path) -> dict:
 
 
 def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) -> tuple[int, int]:
-    from bspatial.construction.frames import capture, draw_marks, goal_state_scene, png_bytes
+    from bspatial.construction.frames import capture, draw_marks, goal_view_scene, png_bytes
     from bspatial.construction.ir_labels import ir_region
     from bspatial.construction.templates import Rejected, task_question
     from bspatial.tasks import sample_instance
@@ -222,8 +227,13 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                 for need in (need_vqa, need_ir):
                     left = sum(need.values())
                     need.update(dict.fromkeys(variants, 0), **{variant: left})
+            tried, got = {"vqa": 0, "ir": 0}, {"vqa": 0, "ir": 0}
             for k in range(round_ * preset.max_draws_per_variant, (round_ + 1) * preset.max_draws_per_variant):
-                if need_vqa[variant] == 0 and need_ir[variant] == 0:
+                # A suite whose frames never qualify for this variant within GIVE_UP_DRAWS draws is given up
+                # (its quota moves on in round 1) instead of burning the whole draw budget.
+                want_vqa = need_vqa[variant] > 0 and not (tried["vqa"] >= GIVE_UP_DRAWS and got["vqa"] == 0)
+                want_ir = need_ir[variant] > 0 and not (tried["ir"] >= GIVE_UP_DRAWS and got["ir"] == 0)
+                if not want_vqa and not want_ir:
                     break
                 draw = _draw_seed(seed, task, variant, k)
                 try:
@@ -235,8 +245,9 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                 item_id = f"{task}-{_slug(variant)}-{draw:08x}"
                 meta = {"seed": draw, "build_seed": seed, "target": instance.target, "candidates": list(instance.candidates),
                         "camera": record.camera_dict()}
-                if need_vqa[variant]:
-                    goal = capture(sim, goal_state_scene(instance)) if instance.placement is not None else None
+                if want_vqa:
+                    tried["vqa"] += 1
+                    goal = capture(sim, goal_view_scene(instance)) if instance.placement is not None else None
                     try:
                         q = task_question(instance, record, goal, np.random.default_rng(draw))
                     except Rejected as why:
@@ -256,7 +267,9 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                         vqa.write(json.dumps(row, sort_keys=True) + "\n")
                         need_vqa[variant] -= 1
                         made["vqa"] += 1
-                if need_ir[variant]:
+                        got["vqa"] += 1
+                if want_ir:
+                    tried["ir"] += 1
                     try:
                         region = ir_region(instance, record)
                     except Rejected as why:
@@ -271,6 +284,7 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                         ir.write(json.dumps(row, sort_keys=True) + "\n")
                         need_ir[variant] -= 1
                         made["ir"] += 1
+                        got["ir"] += 1
     for suite, need, wanted in (("task_manipulation VQA", need_vqa, wanted_vqa), ("IR", need_ir, wanted_ir)):
         short = sum(need.values())
         if short:

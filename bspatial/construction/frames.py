@@ -20,7 +20,17 @@ import numpy as np
 
 from bspatial.sim.backend import CameraFrame
 from bspatial.sim.spec import SceneSpec
+from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.conditions import goal_state_scene  # noqa: F401  (re-exported: one implementation)
+
+GOAL_VIEW_BACKOFF_M = 0.6
+"""Container goal views: the robot steps back this far (along its heading) after placing ..."""
+GOAL_VIEW_TORSO = (0.6, -1.2, 0.2, 0.0)
+"""... and crouches (torso pitch hinges folded like knees, chest tilted back 0.2 rad). Standing, the head
+camera looks down about 35 degrees onto the shelf fronts and the shelves above hide the lower layers
+(measured: a bowl in bottom-cabinet layers 1-4 covers 0-28 px of the 720x720 frame); crouched and backed
+off, layers 3-5 show 875-1,267 px. Layers 1-2 stay below the answer-visibility threshold, so the build
+hands their questions to the visible layers (Section 3.3: suite-specific visibility requirements)."""
 
 HEAD_CAMERA = "head"
 FRAME_SIZE = 720
@@ -113,6 +123,21 @@ def capture(sim, scene: SceneSpec, *, size: int = FRAME_SIZE) -> FrameRecord:
 def _box2d(mask: np.ndarray) -> tuple[int, int, int, int]:
     rows, cols = np.nonzero(mask)
     return int(cols.min()), int(rows.min()), int(cols.max()) + 1, int(rows.max()) + 1
+
+
+def goal_view_scene(instance: TaskInstance) -> SceneSpec:
+    """The goal-state scene as the goal-state question's frame shows it: container tasks from the
+    backed-off, crouched pose (:data:`GOAL_VIEW_BACKOFF_M`, :data:`GOAL_VIEW_TORSO`), others as is."""
+    import dataclasses
+    import math
+
+    scene = goal_state_scene(instance)
+    if instance.container is None:
+        return scene
+    r = scene.robot
+    robot = dataclasses.replace(r, x=r.x - GOAL_VIEW_BACKOFF_M * math.cos(r.yaw),
+                                y=r.y - GOAL_VIEW_BACKOFF_M * math.sin(r.yaw), torso=GOAL_VIEW_TORSO)
+    return dataclasses.replace(scene, robot=robot)
 
 
 def png_bytes(rgb: np.ndarray) -> bytes:

@@ -197,3 +197,24 @@ def test_paper_preset_carries_the_paper_totals():
     assert 1078 + 494 + 1082 + 602 == 3256
     with pytest.raises(ValueError, match=r"navigation_per_task must be >= 0, got \{'move_to_bar': -1\}"):
         Preset("bad", ("reach_dice",), 1, 1, navigation_per_task=(("move_to_bar", -1),))
+
+
+def test_container_goal_view_sees_into_a_layer_the_standing_view_cannot():
+    from bspatial.construction.frames import MIN_ANSWER_PIXELS, capture, goal_state_scene, goal_view_scene
+    from bspatial.sim import MujocoBackend
+    from bspatial.tasks import sample_instance
+
+    inst = sample_instance("place_bowl_in_cabinet", "4", 0)
+    sim = MujocoBackend(max_render_size=720)
+    try:
+        standing = capture(sim, goal_state_scene(inst)).objects[inst.manipulated].pixels
+        crouched = capture(sim, goal_view_scene(inst))
+    finally:
+        sim.close()
+    assert standing < MIN_ANSWER_PIXELS <= crouched.objects[inst.manipulated].pixels
+    # The goal state itself is unchanged: the bowl rests in the instructed layer's band.
+    low, high = inst.container.compartment_bands[inst.container.instructed_compartment]
+    bowl = crouched.objects[inst.manipulated]
+    assert low - 0.02 <= bowl.center[2] - bowl.extents[2] / 2 <= high
+    other = sample_instance("place_carving_knife", "left/microwave", 0)
+    assert goal_view_scene(other).robot == goal_state_scene(other).robot   # countertop views are unchanged
