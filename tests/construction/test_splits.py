@@ -23,7 +23,7 @@ from bspatial.construction.splits import SplitEntry, read_manifest, split_episod
 
 TABLE_S2 = Path(os.environ.get("BSPATIAL_PAPER_TABLES", "/work/shared/paper/tables")) / "tableS2_tasks.csv"
 PACKAGED_S2 = Path(splits.__file__).parents[1] / "reference" / "tables" / "tableS2_tasks.csv"
-SPLIT_FILES = ("training", "held_out", "prompt_probe", "navigation")
+SPLIT_FILES = ("training", "held_out", "prompt_probe", "navigation", "spa_id", "spa_ood")
 
 # Reversal of each relation word, written by hand from the brief / Sec. 4.3 (not from the planner).
 REVERSED_WORD = {"largest": "smallest", "smallest": "largest", "2nd largest": "2nd smallest",
@@ -170,8 +170,9 @@ def test_manifests_round_trip(plans, manifest_dir):
     for split in SPLIT_FILES:
         assert read_manifest(manifest_dir / f"{split}.jsonl") == plans[split]
     meta = json.loads((manifest_dir / "splits.json").read_text())
+    # Spa-Bench: 20 ID and 50 OOD episodes for each of the 12 evaluated tasks with a withheld cell.
     assert meta["totals"] == {"training": 25 * splits.DEFAULT_TRAINING_PER_TASK, "held_out": 469,
-                              "prompt_probe": 700, "navigation": 401}
+                              "prompt_probe": 700, "navigation": 401, "spa_id": 240, "spa_ood": 600}
     assert not [p for p in manifest_dir.iterdir() if p.name.startswith(".")]   # no temp files left
 
 
