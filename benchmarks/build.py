@@ -52,6 +52,7 @@ def main() -> None:
     parser.add_argument("--preset", default="paper")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="build folder (default: a temporary one)")
+    parser.add_argument("--workers", type=int, default=2, help="build processes (the target is for the 2 cores)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from bspatial.construction.build import build
@@ -59,7 +60,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bspatial-build-bench-") as tmp:
         out = args.out or Path(tmp) / "suites"
         start = time.perf_counter()
-        build(args.preset, out, seed=args.seed, overwrite=True)
+        build(args.preset, out, seed=args.seed, overwrite=True, workers=args.workers)
         wall = time.perf_counter() - start
         counts = count_written(out)
     # Every config holds a subset of its suite's records ("all" = the union of the per-task configs),
@@ -70,6 +71,7 @@ def main() -> None:
     for suite, configs in counts.items():
         for config, (rows, imgs) in configs.items():
             logger.info("  %-4s %-28s %6d rows %7d images", suite, config, rows, imgs)
+    logger.info("workers: %d", args.workers)
     logger.info("preset %s: %.1f min wall (target < %.0f: %s) | %.2f images/s | %.2f VQA questions/s | "
                 "%.2f IR queries/s | peak RSS %.0f MB", args.preset, wall / 60, TARGET_MINUTES,
                 "met" if wall / 60 < TARGET_MINUTES else "MISSED", images / wall, questions / wall, ir / wall,

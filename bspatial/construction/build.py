@@ -138,13 +138,20 @@ def get_preset(name: str | Preset) -> Preset:
     return _BY_NAME[name]
 
 
-def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bool = False) -> dict[str, Path]:
+def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bool = False,
+          workers: int = 1) -> dict[str, Path]:
     """Build the preset into ``out/vqa`` and ``out/ir``; returns ``{suite: repo dir}``.
+
+    ``workers`` processes (one simulator each) share the independent jobs (one per task, general VQA,
+    navigation VQA); the output is byte-identical for any number of workers.
 
     Raises:
         PresetShortfall: too few valid frames for a category (nothing is written).
         FileExistsError: ``out`` exists and is not empty (pass ``overwrite=True``).
+        ValueError: unknown preset, or ``workers`` < 1.
     """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     preset = get_preset(preset)
     out = Path(out).resolve()
     if out.exists() and any(out.iterdir()) and not overwrite:
@@ -153,7 +160,7 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     try:
         records = tmp / "records"
-        counts = _write_records(preset, seed, records)
+        counts = _write_records(preset, seed, records, workers)
         quality = _quality(records)
         fingerprint = _fingerprint(preset, seed)
         stage = tmp / "out"
@@ -180,24 +187,80 @@ def _quotas(n: int, variants: tuple[str, ...], rng: np.random.Generator) -> dict
     return {v: n // len(variants) + (1 if i < n % len(variants) else 0) for i, v in enumerate(order)}
 
 
-def _write_records(preset: Preset, seed: int, root: Path) -> dict:
+_WORKER_SIM = None  # one simulator per worker process (jobs of a build run in the same workers)
+
+
+def _job_names(preset: Preset) -> list[str]:
+    """The build's independent jobs in their merge order: one per task, then general VQA, then navigation."""
+    return [f"task:{t}" for t in preset.tasks] + (["general"] if preset.general is not None else []) + ["navigation"]
+
+
+def _run_job(args: tuple) -> tuple[str, dict]:
+    """Run one job into its own part files ``parts/<job>.{vqa,ir}.jsonl``; returns (job, counts)."""
+    global _WORKER_SIM
+    preset, seed, root, job = args
+    if _WORKER_SIM is None:
+        from bspatial.sim import MujocoBackend
+
+        _WORKER_SIM = MujocoBackend(max_render_size=720)
+    sim = _WORKER_SIM
+    stem = root / "parts" / job.replace(":", "-")
+    counts: dict = {"vqa": {}, "ir": {}}
+    with open(f"{stem}.vqa.jsonl", "w") as vqa, open(f"{stem}.ir.jsonl", "w") as ir:
+        if job.startswith("task:"):
+            task = job[len("task:"):]
+            counts["vqa"][task], counts["ir"][task] = _build_task(sim, preset, seed, task, root, vqa, ir)
+        elif job == "general":
+            counts["vqa"].update(_build_general(sim, preset, seed, root, vqa))
+        else:
+            counts["vqa"].update(_build_navigation(sim, preset, seed, root, vqa))
+    return job, counts
+
+
+def _close_worker_sim() -> None:
+    global _WORKER_SIM
+    if _WORKER_SIM is not None:
+        _WORKER_SIM.close()
+        _WORKER_SIM = None
+
+
+def _write_records(preset: Preset, seed: int, root: Path, workers: int = 1) -> dict:
+    """Run the jobs (in ``workers`` spawned processes, one simulator each, or in this process) and merge
+    their part files in :func:`_job_names` order, so the records do not depend on ``workers``."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     from tqdm.auto import tqdm
 
-    from bspatial.sim import MujocoBackend
-
     (root / "images").mkdir(parents=True)
-    counts: dict = {"vqa": {}, "ir": {}}
-    sim = MujocoBackend(max_render_size=720)
+    (root / "parts").mkdir()
+    jobs = _job_names(preset)
+    results: dict[str, dict] = {}
+    bar = tqdm(total=len(jobs), desc=f"build {preset.name}", disable=None)
     try:
-        with open(root / "vqa.jsonl", "w") as vqa, open(root / "ir.jsonl", "w") as ir:
-            for task in tqdm(preset.tasks, desc=f"build {preset.name}", disable=None):
-                v, i = _build_task(sim, preset, seed, task, root, vqa, ir)
-                counts["vqa"][task], counts["ir"][task] = v, i
-            if preset.general is not None:
-                counts["vqa"].update(_build_general(sim, preset, seed, root, vqa))
-            counts["vqa"].update(_build_navigation(sim, preset, seed, root, vqa))
+        if workers <= 1:
+            for job in jobs:
+                results[job] = _run_job((preset, seed, root, job))[1]
+                bar.update()
+        else:
+            context = multiprocessing.get_context("spawn")   # never fork a process that holds a GL context
+            # Longest jobs first (general VQA, then the tasks), so the workers finish together.
+            order = sorted(jobs, key=lambda j: (j != "general", j == "navigation"))
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                for job, job_counts in pool.map(_run_job, [(preset, seed, root, j) for j in order]):
+                    results[job] = job_counts
+                    bar.update()
     finally:
-        sim.close()
+        bar.close()
+        _close_worker_sim()
+    counts: dict = {"vqa": {}, "ir": {}}
+    with open(root / "vqa.jsonl", "w") as vqa, open(root / "ir.jsonl", "w") as ir:
+        for job in jobs:
+            stem = root / "parts" / job.replace(":", "-")
+            vqa.write(Path(f"{stem}.vqa.jsonl").read_text())
+            ir.write(Path(f"{stem}.ir.jsonl").read_text())
+            for suite in ("vqa", "ir"):
+                counts[suite].update(results[job][suite])
     return counts
 
 

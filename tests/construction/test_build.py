@@ -126,6 +126,17 @@ def test_same_seed_gives_identical_parquet_bytes(built, tmp_path):
         assert (built / f).read_bytes() == (again / f).read_bytes(), f
 
 
+def test_two_workers_write_the_same_bytes(built, tmp_path):
+    parallel = tmp_path / "parallel"
+    build("tiny", parallel, SEED, workers=2)
+    files = sorted(p.relative_to(built) for p in built.rglob("*.parquet"))
+    assert files == sorted(p.relative_to(parallel) for p in parallel.rglob("*.parquet"))
+    for f in files:
+        assert (built / f).read_bytes() == (parallel / f).read_bytes(), f
+    with pytest.raises(ValueError, match="workers must be an int >= 1, got 0"):
+        build("tiny", tmp_path / "x", SEED, workers=0)
+
+
 def test_unmeetable_preset_names_the_category_and_leaves_nothing(tmp_path):
     out = tmp_path / "never"
     preset = Preset("impossible", ("reach_dice",), vqa_per_task=3, ir_per_task=0, max_draws_per_variant=0)
