@@ -332,8 +332,8 @@ def room_candidates(pixels: dict[str, int], ascene: ActivityScene, last_pose: tu
 
 
 def frame_cap(n: int) -> int:
-    """The sublinear per-frame cap (Appendix 11): ceil(CAP_SCALE * sqrt(n))."""
-    return math.ceil(CAP_SCALE * math.sqrt(n)) if n > 0 else 0
+    """The sublinear per-frame cap (Appendix 11): ceil(CAP_SCALE * sqrt(n)), never more than the n there are."""
+    return min(n, math.ceil(CAP_SCALE * math.sqrt(n))) if n > 0 else 0
 
 
 def cap_frame(candidates: list[Candidate], rng: np.random.Generator) -> list[Candidate]:

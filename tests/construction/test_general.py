@@ -171,8 +171,25 @@ def re_split(item_id: str) -> tuple[str, int]:
 
 
 def test_sublinear_cap():
-    assert [frame_cap(n) for n in (0, 1, 4, 16, 100)] == [0, 2, 3, 6, 15]
-    assert all(frame_cap(4 * n) < 2 * frame_cap(n) + 1 for n in range(1, 200))
+    assert [frame_cap(n) for n in (0, 1, 2, 4, 16, 100)] == [0, 1, 2, 3, 6, 15]
+    assert all(frame_cap(4 * n) < 2 * frame_cap(n) + 1 for n in range(3, 200))   # sublinear once n > cap
+    assert all(frame_cap(n) <= n for n in range(200))
+
+
+def test_cap_frame_keeps_small_frames_whole_and_terminates():
+    from types import SimpleNamespace
+
+    from bspatial.construction.general import Candidate, cap_frame
+
+    def cand(i, category):
+        return Candidate("s", SimpleNamespace(category=category, subtype="object_relative"), str(i), "f")
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2):   # ceil(1.5 sqrt(n)) exceeds n here: the cap must not wait for candidates that do not exist
+        group = [cand(i, "size") for i in range(n)]
+        assert sorted(c.balance for c in cap_frame(group, rng)) == [str(i) for i in range(n)]
+    kept = cap_frame([cand(i, c) for i, c in enumerate(["size"] * 8 + ["distance"] * 8)], rng)
+    assert len(kept) == frame_cap(16) == 6 and {c.question.category for c in kept} == {"size", "distance"}
 
 
 def test_unmeetable_general_preset_names_the_category(tmp_path):
