@@ -114,7 +114,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset("paper", MANIPULATION_EVAL_TASKS, split_evenly(TASK_MANIPULATION_VQA, MANIPULATION_EVAL_TASKS),
            split_evenly(IR_QUERIES, MANIPULATION_EVAL_TASKS), 400,
            GeneralPlan(tuple(SINGLE_FRAME_COUNTS.items()), tuple(MULTI_FRAME_COUNTS.items()),
-                       activities=49, layouts=2, views=3, rotations=2, navigations=1),
+                       activities=49, layouts=2, views=4, rotations=2, navigations=1),
            navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS)),
 )
 _BY_NAME = {p.name: p for p in PRESETS}
@@ -265,7 +265,7 @@ def _write_records(preset: Preset, seed: int, root: Path, workers: int = 1) -> d
 
 
 def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) -> tuple[int, int]:
-    from bspatial.construction.frames import capture, draw_marks, goal_view_scene, png_bytes
+    from bspatial.construction.frames import capture, draw_marks, goal_view_scene, json_default, png_bytes
     from bspatial.construction.ir_labels import ir_region
     from bspatial.construction.templates import Rejected, task_question
     from bspatial.tasks import sample_instance
@@ -326,7 +326,7 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                                "frames": [image], "question": q.question, "options": list(q.options), "answer": q.answer,
                                "metadata": json.dumps({**meta, "camera": shown.camera_dict(), "frame": q.frame,
                                                        "marks": [[m[0], list(m[1])] for m in q.marks],
-                                                       "objects": objects, **q.metadata}, sort_keys=True, default=_json)}
+                                                       "objects": objects, **q.metadata}, sort_keys=True, default=json_default)}
                         vqa.write(json.dumps(row, sort_keys=True) + "\n")
                         need_vqa[variant] -= 1
                         made["vqa"] += 1
@@ -343,7 +343,7 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                         row = {"id": f"ir-{item_id}", "suite": "ir", "task": task, "variant": variant,
                                "instruction": instance.instruction, "image": image, "region": json.dumps(region),
                                "metadata": json.dumps({**meta, "target_center": record.objects[instance.target].center},
-                                                      sort_keys=True, default=_json)}
+                                                      sort_keys=True, default=json_default)}
                         ir.write(json.dumps(row, sort_keys=True) + "\n")
                         need_ir[variant] -= 1
                         made["ir"] += 1
@@ -377,14 +377,6 @@ def _build_navigation(sim, preset: Preset, seed: int, root: Path, vqa) -> dict[s
     except NavigationShortfall as error:
         raise PresetShortfall(f"preset {preset.name!r}: category {error}") from None
     return {f"task_navigation/{task}": n for task, n in made.items()}
-
-
-def _json(value):
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 # ----------------------------------------------------------------------------- export

@@ -34,7 +34,7 @@ import numpy as np
 
 from bspatial.construction import calculator as calc
 from bspatial.construction.activities import ROOM_NAMES, ActivityScene
-from bspatial.construction.frames import FrameRecord
+from bspatial.construction.frames import FrameRecord, json_default
 from bspatial.construction.templates import Question, display, four_options
 from bspatial.sim.spec import CameraSpec, RobotSpawn
 
@@ -505,18 +505,10 @@ def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, 
                      "subtype": q.subtype, "task": None, "variant": None, "frames": paths, "question": q.question,
                      "options": list(q.options), "answer": q.answer,
                      "metadata": json.dumps({**c.metadata, **q.metadata, "build_seed": seed}, sort_keys=True,
-                                            default=_json)})
+                                            default=json_default)})
     counts: dict[str, int] = {}
     for row in sorted(rows, key=lambda r: r["id"]):
         handle.write(json.dumps(row, sort_keys=True) + "\n")
         key = f"{row['setting']}/{row['category']}/{row['subtype']}"
         counts[key] = counts.get(key, 0) + 1
     return counts
-
-
-def _json(value):
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

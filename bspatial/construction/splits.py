@@ -320,24 +320,29 @@ def _sample(task: str, variant: str, seed: int):
         return None
 
 
-@functools.lru_cache(maxsize=None)
-def _held_out(task: str, seed: int, want: int) -> tuple[SplitEntry, ...]:
-    # Entry i depends only on the entries before it, so the first ``want`` entries are a prefix of the
-    # full plan: a smoke run (``limit``) plans only what it runs.
-    _, held = variant_partition(task)
+def _unseen_entries(task: str, seed: int, split: str, variants: tuple[str, ...], want: int,
+                    training_variant=lambda variant: "") -> tuple[SplitEntry, ...]:
+    """``want`` entries on fresh ``split`` seeds, ``variants`` cycled; a seed whose layout cannot be
+    sampled is skipped. Entry i depends only on the entries before it, so the first ``want`` entries are
+    a prefix of the full plan: a smoke run (``limit``) plans only what it runs."""
     entries: list[SplitEntry] = []
     candidate = 0
     while len(entries) < want:
         if candidate - len(entries) > MAX_SKIPPED_SEEDS:
-            raise ValueError(f"task {task!r}: {MAX_SKIPPED_SEEDS} held-out seeds could not be sampled (seed {seed})")
-        variant = held[len(entries) % len(held)]
-        scene = split_seed(seed, task, "held_out", candidate)
+            raise ValueError(f"task {task!r}: {MAX_SKIPPED_SEEDS} {split} seeds could not be sampled (seed {seed})")
+        variant = variants[len(entries) % len(variants)]
+        scene = split_seed(seed, task, split, candidate)
         candidate += 1
-        if _sample(task, variant, scene) is None:
-            continue
-        entries.append(SplitEntry(task, variant, scene, "held_out", len(entries),
-                                  training_variant=reverse_variant(task, variant)))
+        if _sample(task, variant, scene) is not None:
+            entries.append(SplitEntry(task, variant, scene, split, len(entries),
+                                      training_variant=training_variant(variant)))
     return tuple(entries)
+
+
+@functools.lru_cache(maxsize=None)
+def _held_out(task: str, seed: int, want: int) -> tuple[SplitEntry, ...]:
+    _, held = variant_partition(task)
+    return _unseen_entries(task, seed, "held_out", held, want, lambda variant: reverse_variant(task, variant))
 
 
 def _probe_variant(task: str, train: SplitEntry, seed: int) -> str | None:
@@ -400,17 +405,7 @@ def _spa(task: str, seed: int, split: str, want: int) -> tuple[SplitEntry, ...]:
 
     variants = (in_distribution_variants(task, TASKS[task].variants) if split == "spa_id"
                 else withheld_variants(task))
-    entries: list[SplitEntry] = []
-    candidate = 0
-    while len(entries) < want:
-        if candidate - len(entries) > MAX_SKIPPED_SEEDS:
-            raise ValueError(f"task {task!r}: {MAX_SKIPPED_SEEDS} {split} seeds could not be sampled (seed {seed})")
-        variant = variants[len(entries) % len(variants)]
-        scene = split_seed(seed, task, split, candidate)
-        candidate += 1
-        if _sample(task, variant, scene) is not None:
-            entries.append(SplitEntry(task, variant, scene, split, len(entries)))
-    return tuple(entries)
+    return _unseen_entries(task, seed, split, variants, want)
 
 
 def _split_tasks(split: str) -> tuple[str, ...]:
