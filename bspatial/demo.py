@@ -279,7 +279,7 @@ def policy_table(workdir: Path, seed: int) -> Table:
     """Demos -> tiny policy trained with Accelerate -> closed-loop rollout of the checkpoint."""
     from bspatial.construction.demos import record_demos
     from bspatial.evaluation.rollout.runner import load_results, run_rollouts
-    from bspatial.evaluation.rollout.tables import group_records, table4_rows
+    from bspatial.evaluation.rollout.tables import group_records, s11_rows, table4_rows
     from bspatial.modeling.train import train
 
     demos = workdir / "demos"
@@ -293,9 +293,16 @@ def policy_table(workdir: Path, seed: int) -> Table:
     out = workdir / "rollouts" / "tiny-policy"
     run_rollouts(str(checkpoint), "held_out", [_POLICY_DEMO_TASK], out, n_episodes=1, seed=seed, max_steps=_POLICY_SMOKE_STEPS)
     rows = table4_rows(group_records(load_results(out)))
+    # The same checkpoint on one navigation spawn (Table S11 layout): a pipeline check of the navigation
+    # split for a trained policy (it was trained on reach demos only).
+    nav_out = workdir / "rollouts" / "tiny-policy-navigation"
+    run_rollouts(str(checkpoint), "navigation", [_NAVIGATION_TASKS[0]], nav_out, n_episodes=1, seed=seed,
+                 max_steps=_POLICY_SMOKE_STEPS)
+    (nav, _pooled) = s11_rows(load_results(nav_out))
     return _layout(
-        f"Tiny trained policy ({checkpoint}): held-out {_POLICY_DEMO_TASK}, budget capped at {_POLICY_SMOKE_STEPS} "
-        "steps (a pipeline check, not a benchmark number)",
-        ["policy", "n", "errors", "Held-out +Soft", "Held-out S"],
-        [[r["policy"], str(r["held_out_n"]), str(r["held_out_errors"]), r["held_out_soft"], r["held_out_strict"]] for r in rows],
+        f"Tiny trained policy ({checkpoint}): held-out {_POLICY_DEMO_TASK} and navigation {nav['task']}, budget "
+        f"capped at {_POLICY_SMOKE_STEPS} steps (a pipeline check, not a benchmark number)",
+        ["policy", "n", "errors", "Held-out +Soft", "Held-out S", "Navigation success (S11)"],
+        [[r["policy"], str(r["held_out_n"]), str(r["held_out_errors"]), r["held_out_soft"], r["held_out_strict"],
+          f"{nav['success']:.1f} [{nav['ci_low']:.1f}, {nav['ci_high']:.1f}]"] for r in rows],
     )

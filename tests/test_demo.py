@@ -19,7 +19,7 @@ def test_demo_prints_the_tables_and_reruns_resuming(tmp_path):
     assert "suites built from the simulator" in out
     assert "scripted (upper reference)" in out and "random (lower reference)" in out
     assert "Table S11 layout" in out and "move_to_bookcase" in out
-    assert "Tiny trained policy" in out
+    assert "Tiny trained policy" in out and "Navigation success (S11)" in out
     second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert second.returncode == 0, second.stderr
     assert "0 to run" in second.stderr  # every harness part and rollout resumed from its run folder
