@@ -17,9 +17,10 @@ one; nothing is loaded or rendered here.
 from __future__ import annotations
 
 import ctypes.util
-import importlib
 import os
 import sys
+
+from bspatial._lazy import lazy_exports
 
 
 def default_gl_platform() -> str | None:
@@ -49,11 +50,4 @@ _EXPORTS = {
                 "ACTION_DIM", "ACTION_SLICES"),
     "mujoco_backend": ("MujocoBackend",),
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

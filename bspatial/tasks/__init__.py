@@ -12,7 +12,7 @@ Importing this package imports neither mujoco nor any GL library.
 
 from __future__ import annotations
 
-import importlib
+from bspatial._lazy import lazy_exports
 
 _EXPORTS = {
     "registry": ("get_task", "task_names", "sample_instance", "REGISTRY"),
@@ -20,11 +20,4 @@ _EXPORTS = {
     "base": ("Task", "TaskInstance", "PlacementGoal", "Layout", "LayoutRejected", "MIN_CANDIDATE_PIXELS",
              "MAX_LAYOUT_ATTEMPTS", "check_visible", "candidate_pixels"),
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__, __getattr__ = lazy_exports(__name__, _EXPORTS)
