@@ -31,6 +31,9 @@ camera looks down about 35 degrees onto the shelf fronts and the shelves above h
 (measured: a bowl in bottom-cabinet layers 1-4 covers 0-28 px of the 720x720 frame); crouched and backed
 off, layers 3-5 show 875-1,267 px. Layers 1-2 stay below the answer-visibility threshold, so the build
 hands their questions to the visible layers (Section 3.3: suite-specific visibility requirements)."""
+GOAL_VIEW_HIDDEN_LAYERS: dict[str, tuple[int, ...]] = {"bottom_cabinet": (1, 2)}
+"""Container layers (1 = bottom) that the goal view cannot show (measured, see :data:`GOAL_VIEW_TORSO`):
+no question has them as its answer, so the layer template offers at most one of them as a distractor."""
 
 HEAD_CAMERA = "head"
 FRAME_SIZE = 720

@@ -10,11 +10,17 @@ Pipeline (Appendix 11, "General VQA filtering and sampling"):
 2. **Candidates.** Every template of Table S1 is asked about every qualifying entity of the frame,
    with the filters: relation margins (distance >= 15% relative, size >= 10%), visibility by pixel
    count (stricter for the answer object), direction dominance.
-3. **Sublinear cap.** A frame keeps at most ``ceil(CAP_SCALE * sqrt(n))`` of its ``n`` candidates,
-   drawn round-robin over subtypes so that no subtype is starved by a cluttered frame.
-4. **Category-controlled subsampling** to the exact per-subtype counts: per subtype, candidates
-   are grouped by answer value and drawn round-robin over the groups (so no answer value dominates a
-   category); too few candidates raise :class:`GeneralShortfall` naming the subtype and the shortfall.
+3. **Sublinear cap.** A frame gives at most ``ceil(CAP_SCALE * sqrt(n))`` questions, ``n`` the distinct
+   questions it offers.
+4. **Category-controlled subsampling** to the exact per-subtype counts, prior-balanced
+   (:mod:`bspatial.construction.debias`): the picks spread over the answer values (so no answer value
+   dominates a category) and keep the option texts, letters and question words uninformative (so a
+   text-only guesser stays at chance); too few candidates raise :class:`GeneralShortfall` naming the
+   subtype and the shortfall.
+
+Every third single-frame view (the second of each three) is a reaching view, the others standing views
+(the robot 1.1-1.5 m from the furniture, arms at home). Reaching views (close to the work surface, both hands posed over it by IK), so that objects lie
+on every side of the robot's arms.
 
 Multi-frame questions are about rooms, "measuring from room centers" (Table S1): direction of one
 room from another in the egocentric frame of the last frame (front-left / front-right / back-left /
@@ -54,7 +60,13 @@ ROTATION_PITCH_DEG = 10.0
 HEAD_HEIGHT_M = 1.5
 """Rotation camera height: the robot's head camera height (bspatial.sim.robot)."""
 SETS_PER_REFERENCE = 2
-"""Distance questions per reference entity (with different answers): more from one frame would repeat it."""
+"""Distance questions per object reference (with different answers): more from one frame would repeat it.
+The camera and the arms, one each per frame, ask about every object that can be the answer."""
+TRIPLES_PER_ANSWER = 4
+SIZE_TRIPLES_PER_ANSWER = 12
+"""Single-frame distance and size candidates: distractor triples drawn per answer (at most one is kept).
+Size sets need the most choice: sizes follow categories, and only sets of similar-sized objects leave
+the answer to the image."""
 N_DISTRACTORS = 3
 ARMS = ("left", "right")
 DIRECTIONS_4 = ("front-left", "front-right", "back-left", "back-right")
@@ -95,6 +107,42 @@ def view_robot(ascene: ActivityScene, rng: np.random.Generator) -> RobotSpawn:
     y = aim_y + float(rng.uniform(-0.4, 0.4))
     yaw = math.atan2(aim_y - y, ascene.support_front_x - 0.3 - x)
     return RobotSpawn(x, y, yaw)
+
+
+REACH_STANCE_M = (0.35, 0.5)
+"""Reaching views stand with the base centre this far from the work surface's front edge (the base is
+0.3 m deep, the arms reach about 0.6 m from its centre)."""
+REACH_DEPTH_M = (0.02, 0.3)
+REACH_SIDEWAYS_M = (0.0, 0.25)
+REACH_ABOVE_SURFACE_M = (0.05, 0.35)
+"""Reaching views: each hand is posed by IK towards a seeded point this far behind the work surface's front
+edge and this high above it (the IK result is used as is: out of reach, the arm stretches towards it)."""
+
+
+def reaching_robot(sim, ascene: ActivityScene, rng: np.random.Generator) -> RobotSpawn:
+    """A seeded viewpoint close to the work surface with both arms mid-reach over it (IK).
+
+    Every third single-frame view is a reaching view. From the standing views the hands hang just below
+    the head camera, so nearly every object is "front" of an arm (measured on the paper preset: 596 of
+    691 robot-arm-relative direction candidates) and the arm subtypes would test one answer; with the
+    hands among the objects, left / right / front / back / above / below all occur.
+    """
+    surface = next(s for s in ascene.scene.surfaces if s.owner == "support_0")
+    xs = surface.polygon[:, 0]
+    y = ascene.support_y + float(rng.uniform(-0.3, 0.3))
+    spawn = RobotSpawn(ascene.support_front_x + float(rng.uniform(*REACH_STANCE_M)), y,
+                       math.pi + float(rng.uniform(-0.15, 0.15)))
+    sim.load(dataclasses.replace(ascene.scene, robot=spawn))
+    arms: dict[str, tuple[float, ...]] = {}
+    for side in ARMS:
+        # Each hand stays in front of its own shoulder, within the head camera's view: the left arm over the
+        # robot-left side (-y when facing -x), the right arm over the other.
+        lo, hi = (y - REACH_SIDEWAYS_M[1], y - REACH_SIDEWAYS_M[0]) if side == "left" else (
+            y + REACH_SIDEWAYS_M[0], y + REACH_SIDEWAYS_M[1])
+        target = (float(xs.max() - rng.uniform(*REACH_DEPTH_M)), float(rng.uniform(lo, hi)),
+                  surface.height + float(rng.uniform(*REACH_ABOVE_SURFACE_M)))
+        arms[side] = tuple(float(q) for q in sim.solve_ik(side, target).qpos)
+    return dataclasses.replace(spawn, left_arm=arms["left"], right_arm=arms["right"])
 
 
 def rotation_pose(ascene: ActivityScene, rng: np.random.Generator) -> tuple[float, float, float]:
@@ -211,8 +259,10 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
         pool = [n for n in visible if n != meta["reference"]]
         values = {n: calc.center_distance(objects[n].center, point) for n in pool}
         q = f"Measuring from the center of each object, which object is the closest to {phrase}?"
+        per_reference = SETS_PER_REFERENCE if subtype == "object_relative" else len(pool)
         for answer, names in _decisive_sets(values, "closest", calc.DISTANCE_MARGIN,
-                                            [n for n in pool if objects[n].visible(answer=True)], rng):
+                                            [n for n in pool if objects[n].visible(answer=True)], rng,
+                                            per_reference, TRIPLES_PER_ANSWER):
             add(four_options("distance", subtype, q, label[answer], [label[n] for n in names if n != answer], rng),
                 objects[answer].category, option_objects={label[n]: n for n in names},
                 values={n: values[n] for n in names}, point=list(np.asarray(point, float)), **meta)
@@ -221,7 +271,7 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
     q = "Measuring from the length of the longest dimension (length, width, or height), which object is the longest?"
     for answer, names in _decisive_sets(sizes, "largest", calc.SIZE_MARGIN,
                                         [n for n in visible if objects[n].visible(answer=True)], rng,
-                                        per_reference=len(visible)):
+                                        len(visible), SIZE_TRIPLES_PER_ANSWER):
         add(four_options("size", "object_relative", q, label[answer], [label[n] for n in names if n != answer], rng),
             objects[answer].category, option_objects={label[n]: n for n in names}, values={n: sizes[n] for n in names})
     return out
@@ -234,24 +284,32 @@ def _in_image(record: FrameRecord, point) -> bool:
 
 
 def _decisive_sets(values: dict[str, float], relation: str, margin: float, answers: list[str],
-                   rng: np.random.Generator, per_reference: int = SETS_PER_REFERENCE) -> list[tuple[str, list[str]]]:
-    """Up to ``per_reference`` (answer, four names) sets whose ``relation`` winner clears ``margin``.
+                   rng: np.random.Generator, per_reference: int = SETS_PER_REFERENCE,
+                   triples: int = 1) -> list[tuple[str, list[str]]]:
+    """(answer, four names) sets whose ``relation`` winner clears ``margin``: up to ``per_reference`` answers,
+    each with up to ``triples`` different distractor triples.
 
     For a candidate answer ``a``, the distractors are drawn from the names that lose to it by at least the
     margin (relative gap >= ``margin``), so the answer is decisive among the four options by construction;
-    the caller's calculator check (``pick_extreme``) re-confirms it.
+    the caller's calculator check (``pick_extreme``) re-confirms it. Several triples per answer give the
+    prior-balanced subsampling (:func:`subsample`) a choice of distractors; it keeps at most one.
     """
     out = []
+    answered = 0
     for a in (answers[i] for i in rng.permutation(len(answers))):
         losers = sorted(n for n in values if n != a and (values[n] > values[a] if relation == "closest" else values[n] < values[a])
                         and calc.relative_gap(values[n], values[a]) >= margin)
         if len(losers) < N_DISTRACTORS:
             continue
-        names = sorted([a, *(losers[i] for i in rng.choice(len(losers), N_DISTRACTORS, replace=False))])
-        winner, gap = calc.pick_extreme({n: values[n] for n in names}, relation)
-        if winner == a and gap >= margin:
-            out.append((a, names))
-        if len(out) == per_reference:
+        seen: set[tuple[str, ...]] = set()
+        for _ in range(triples):
+            names = tuple(sorted([a, *(losers[i] for i in rng.choice(len(losers), N_DISTRACTORS, replace=False))]))
+            winner, gap = calc.pick_extreme({n: values[n] for n in names}, relation)
+            if names not in seen and winner == a and gap >= margin:
+                seen.add(names)
+                out.append((a, list(names)))
+        answered += bool(seen)
+        if answered == per_reference:
             break
     return out
 
@@ -336,50 +394,58 @@ def frame_cap(n: int) -> int:
     return min(n, math.ceil(CAP_SCALE * math.sqrt(n))) if n > 0 else 0
 
 
-def cap_frame(candidates: list[Candidate], rng: np.random.Generator) -> list[Candidate]:
-    """At most :func:`frame_cap` candidates of one frame, drawn round-robin over subtypes (seeded)."""
-    by_key: dict[tuple[str, str], list[Candidate]] = {}
+def _question_identity(c: Candidate) -> tuple:
+    """One question of one frame; candidates that differ only in their distractors share it."""
+    return c.frame_id, c.key, c.question.question, c.question.answer_text
+
+
+def frame_room(candidates: list[Candidate]) -> dict[str, int]:
+    """Each frame's cap: :func:`frame_cap` of the distinct questions it offers (distractor variants count once)."""
+    questions: dict[str, set] = {}
     for c in candidates:
-        by_key.setdefault(c.key, []).append(c)
-    queues = [[group[i] for i in rng.permutation(len(group))] for _, group in sorted(by_key.items())]
-    kept: list[Candidate] = []
-    cap = frame_cap(len(candidates))
-    while len(kept) < cap:
-        for queue in queues:
-            if queue and len(kept) < cap:
-                kept.append(queue.pop())
-    return kept
+        questions.setdefault(c.frame_id, set()).add(_question_identity(c))
+    return {frame: frame_cap(len(q)) for frame, q in questions.items()}
+
+
+def quality_row(c: Candidate) -> dict[str, Any]:
+    """The candidate in the data-quality report's record shape."""
+    q = c.question
+    return {"id": c.frame_id, "category": q.category, "question": q.question, "options": list(q.options),
+            "answer": q.answer, "frames": [c.frame_id]}
 
 
 def subsample(pool: list[Candidate], counts: dict[tuple[str, str], int], setting: str,
               rng: np.random.Generator) -> list[Candidate]:
-    """Exactly ``counts[key]`` candidates per (category, subtype), balanced over answer values.
+    """Exactly ``counts[key]`` candidates per (category, subtype): prior-balanced, capped per frame.
+
+    Per subtype, :func:`~bspatial.construction.debias.balanced_choice` picks the questions whose option
+    texts, letters and question words leave a text-only guesser at chance, spreading the picks over the
+    answer values; each frame gives at most its :func:`frame_room` questions in all, and one question
+    at most once. Subtypes are filled scarcest first (fewest candidates per question wanted), so a
+    tight subtype is not starved by the frames' cap.
 
     Raises:
-        GeneralShortfall: a key has fewer candidates than its count (all shortfalls are named).
+        GeneralShortfall: a key gets fewer than its count (all shortfalls are named).
     """
+    from bspatial.construction.debias import balanced_choice
+
+    room = frame_room(pool)
+    groups = {key: [c for c in pool if c.key == key] for key in counts}
     chosen: list[Candidate] = []
     short = {}
-    for key, n in counts.items():
-        group = [c for c in pool if c.key == key]
-        if len(group) < n:
-            short[key] = (len(group), n)
-            continue
-        by_value: dict[str, list[Candidate]] = {}
-        for c in group:
-            by_value.setdefault(c.balance, []).append(c)
-        queues = [[v[i] for i in rng.permutation(len(v))] for _, v in sorted(by_value.items())]
-        picked: list[Candidate] = []
-        while len(picked) < n:
-            for queue in queues:
-                if queue and len(picked) < n:
-                    picked.append(queue.pop())
-        chosen += picked
+    for key in sorted(counts, key=lambda k: (len(groups[k]) / max(counts[k], 1), k)):
+        group, n = groups[key], counts[key]
+        picked = balanced_choice([quality_row(c) for c in group], n, [c.balance for c in group], rng,
+                                 same=[_question_identity(c) for c in group], frames=[c.frame_id for c in group],
+                                 room=room)
+        if len(picked) < n:
+            short[key] = (len(picked), n)
+        chosen += [group[i] for i in picked]
     if short:
         detail = "; ".join(f"{setting} {c}/{s}: {have} candidates for {n} (short by {n - have})"
-                           for (c, s), (have, n) in short.items())
+                           for (c, s), (have, n) in sorted(short.items()))
         raise GeneralShortfall(detail)
-    return chosen
+    return sorted(chosen, key=lambda c: (c.frame_id, c.key, c.question.question, c.question.options))
 
 
 # ----------------------------------------------------------------------------- the build driver
@@ -450,12 +516,14 @@ def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, 
             for v in range(plan.views):
                 frame_id = f"{activity}-l{layout}-v{v}"
                 rng = np.random.default_rng(_seed(seed, frame_id))
-                record = capture(sim, dataclasses.replace(ascene.scene, robot=view_robot(ascene, rng)))
-                found = cap_frame(single_frame_candidates(record, ascene, frame_id, rng), rng)
+                robot = reaching_robot(sim, ascene, rng) if v % 3 == 1 else view_robot(ascene, rng)
+                record = capture(sim, dataclasses.replace(ascene.scene, robot=robot))
+                found = single_frame_candidates(record, ascene, frame_id, rng)
+                shared = dict(activity=activity, camera=record.camera_dict(),  # one copy per frame, not per candidate
+                              eef_pos={k: list(map(float, p)) for k, p in record.eef_pos.items()},
+                              objects={n: record.objects[n].to_dict() for n in ascene.object_names})
                 for c in found:
-                    c.metadata.update(activity=activity, camera=record.camera_dict(),
-                                      eef_pos={k: list(map(float, p)) for k, p in record.eef_pos.items()},
-                                      objects={n: record.objects[n].to_dict() for n in ascene.object_names})
+                    c.metadata.update(shared)
                 if found:
                     images[frame_id] = [png_bytes(record.frame.rgb)]
                 single_pool += found
@@ -465,7 +533,7 @@ def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, 
                 pose = rotation_pose(ascene, rng)
                 sim.load(rotation_scene(ascene, *pose))
                 frames = [sim.render(f"rotation_{k}", width=FRAME_SIZE, height=FRAME_SIZE) for k in range(4)]
-                found = cap_frame(rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng), rng)
+                found = rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng)
                 for c in found:
                     c.metadata.update(activity=activity, cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()}
                                                                   for f in frames])
@@ -478,8 +546,7 @@ def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, 
                 poses = navigation_poses(ascene, rng)
                 sim.load(navigation_scene(ascene, poses))
                 frames = [sim.render(f"navigation_{k}", width=FRAME_SIZE, height=FRAME_SIZE) for k in range(4)]
-                found = cap_frame(room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng,
-                                                  NAVIGATION), rng)
+                found = room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng, NAVIGATION)
                 for c in found:
                     c.metadata.update(activity=activity, poses=[list(p) for p in poses],
                                       cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])

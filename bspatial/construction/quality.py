@@ -1,6 +1,6 @@
 """The data-quality report every build prints (construction issue, item 7).
 
-Two checks per VQA category, both about whether a model could score without looking at the image:
+Two checks per (dataset config, VQA category), both about whether a model could score without looking at the image:
 
 1. **Answer distribution**: the share of the most frequent answer value (the correct option's text,
    case- and space-normalised). No value may exceed :data:`MAX_ANSWER_SHARE_PCT` of a category.
@@ -9,13 +9,18 @@ Two checks per VQA category, both about whether a model could score without look
    answers (an option text that is usually right, a letter position, a question word that predicts
    the option).
 
-The blind predictor is a naive-Bayes-style scorer over three feature kinds per option: the option text
-within its category, the option's letter within its category, and (question token, option text) pairs.
+The blind predictor is a naive-Bayes-style scorer over four feature kinds per option, all within its
+category: the option text, the option's letter, (question token, option text) pairs, and (option text,
+rival option text) pairs. The last kind is world knowledge a language model has: "bucket" beats "apple"
+for the longest object, whatever else is offered.
 Each feature's rate of being the correct option is estimated with add-one smoothing on the fitting
 items; an option's score is the sum of log-odds of its features; the prediction is the best-scoring
 option. The issue asks for a baseline "fitted on a disjoint build": we cross-fit instead, on
 :data:`BLIND_FOLDS` disjoint folds of the same build split by source frame (questions about one frame
-never sit on both sides), which measures the same leakage without a second build.
+never sit on both sides), which measures the same leakage without a second build. It is fitted per
+dataset config (a user loads and scores one config at a time), so general and task-grounded
+questions cannot average each other's leaks away. Builds pick their questions to keep these features
+balanced (:mod:`bspatial.construction.debias`).
 
 Small categories cannot show a 40% share or a 10-point excess reliably (two questions always have a
 50% top share), so a check **fails only when the 95% Wilson interval lies wholly beyond its
@@ -38,7 +43,7 @@ import re
 import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from bspatial.scoring.stats import wilson_interval
 
@@ -66,11 +71,14 @@ def _answer_text(row: Mapping[str, Any]) -> str:
     return _norm(row["options"][LETTERS.index(answer)])
 
 
-def _features(row: Mapping[str, Any], index: int) -> list[tuple]:
+def option_features(row: Mapping[str, Any], index: int) -> list[tuple]:
+    """The blind baseline's features of option ``index`` of ``row`` (also balanced by :mod:`.debias`)."""
     category, option = row["category"], _norm(row["options"][index])
     tokens = set(_TOKEN.findall(str(row["question"]).lower()))
+    rivals = sorted({_norm(o) for o in row["options"]} - {option})
     return [("option", category, option), ("letter", category, LETTERS[index]),
-            *(("pair", token, option) for token in sorted(tokens))]
+            *(("pair", category, token, option) for token in sorted(tokens)),
+            *(("versus", category, option, rival) for rival in rivals)]
 
 
 class BlindBaseline:
@@ -84,14 +92,14 @@ class BlindBaseline:
         for row in rows:
             right = LETTERS.index(row["answer"])
             for i in range(len(row["options"])):
-                for feature in _features(row, i):
+                for feature in option_features(row, i):
                     self.seen[feature] += 1
                     self.correct[feature] += i == right
         return self
 
     def _score(self, row: Mapping[str, Any], index: int) -> float:
         score = 0.0
-        for feature in _features(row, index):
+        for feature in option_features(row, index):
             # Add-one smoothing towards 1/4 (the prior of a four-option item): unseen features score 0.
             p = (self.correct[feature] + 0.25 * 4) / (self.seen[feature] + 4)
             score += math.log(p / (1 - p)) - math.log(0.25 / 0.75)
@@ -116,8 +124,9 @@ def blind_predictions(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 @dataclass(frozen=True)
 class CategoryQuality:
-    """One category's line of the report (percentages)."""
+    """One (config, category) line of the report (percentages)."""
 
+    config: str
     category: str
     n: int
     top_answer: str
@@ -145,32 +154,44 @@ class QualityReport:
         return all(r.answer_ok and r.blind_ok for r in self.rows)
 
     def to_markdown(self) -> str:
-        lines = ["| category | n | top answer | top share % (95% low) | blind % (95% low) | chance % | checks |",
-                 "|---|---|---|---|---|---|---|"]
+        lines = ["| config | category | n | top answer | top share % (95% low) | blind % (95% low) | chance % | checks |",
+                 "|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
             checks = "pass" if r.answer_ok and r.blind_ok else ", ".join(
                 what for what, ok in (("answer share", r.answer_ok), ("blind baseline", r.blind_ok)) if not ok) + " FAIL"
-            lines.append(f"| {r.category} | {r.n} | {r.top_answer} | {r.top_share_pct:.1f} ({r.top_share_low_pct:.1f}) "
-                         f"| {r.blind_pct:.1f} ({r.blind_low_pct:.1f}) | {r.chance_pct:.1f} | {checks} |")
+            lines.append(f"| {r.config} | {r.category} | {r.n} | {r.top_answer} | {r.top_share_pct:.1f} "
+                         f"({r.top_share_low_pct:.1f}) | {r.blind_pct:.1f} ({r.blind_low_pct:.1f}) | {r.chance_pct:.1f} "
+                         f"| {checks} |")
         return "\n".join(lines)
 
 
-def quality_report(rows: Sequence[Mapping[str, Any]]) -> QualityReport:
-    """The report over VQA records (``category``, ``question``, ``options``, ``answer`` letter, ``frames``)."""
+def quality_report(rows: Sequence[Mapping[str, Any]], config_of: Callable[[Mapping[str, Any]], str] | None = None
+                   ) -> QualityReport:
+    """The report over VQA records (``category``, ``question``, ``options``, ``answer`` letter, ``frames``).
+
+    ``config_of`` names each record's dataset config: the blind baseline is fitted per config and the
+    checks run per (config, category), so a leak in one config cannot hide behind another's balance.
+    Without it all records form one config, ``all``.
+    """
     rows = list(rows)
-    predictions = blind_predictions(rows) if rows else []
-    by_category: dict[str, list[int]] = defaultdict(list)
+    configs = [config_of(r) if config_of else "all" for r in rows]
+    predictions: list[str] = [""] * len(rows)
+    for config in set(configs):
+        idx = [i for i, c in enumerate(configs) if c == config]
+        for i, p in zip(idx, blind_predictions([rows[i] for i in idx])):
+            predictions[i] = p
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
-        by_category[row["category"]].append(i)
+        groups[configs[i], row["category"]].append(i)
     lines = []
-    for category in sorted(by_category):
-        idx = by_category[category]
+    for (config, category) in sorted(groups):
+        idx = groups[config, category]
         answers = Counter(_answer_text(rows[i]) for i in idx)
         top, top_n = max(answers.items(), key=lambda kv: (kv[1], kv[0]))
         right = sum(predictions[i] == rows[i]["answer"] for i in idx)
         share_low, _ = wilson_interval(top_n, len(idx))
         blind_low, _ = wilson_interval(right, len(idx))
         chance = 100.0 * sum(1 / len(rows[i]["options"]) for i in idx) / len(idx)
-        lines.append(CategoryQuality(category, len(idx), top, 100.0 * top_n / len(idx), 100.0 * share_low, chance,
-                                     100.0 * right / len(idx), 100.0 * blind_low))
+        lines.append(CategoryQuality(config, category, len(idx), top, 100.0 * top_n / len(idx), 100.0 * share_low,
+                                     chance, 100.0 * right / len(idx), 100.0 * blind_low))
     return QualityReport(tuple(lines))

@@ -18,7 +18,10 @@ direction      direction / object_rel where is the {object} relative to the {ref
 
 Distractors come from the candidate objects (object answers) or the relation's answer space (cells,
 layers, directions). Candidates that share a category get numbered marks drawn on the frame and
-options "dice 1".."dice 3" (numbers from the seeded generator, so they never encode the order).
+options "dice 1".."dice 4" (numbers from the seeded generator, so they never encode the order; with
+three candidates the unused number is offered too, a mark that is not in the image). No option is
+offered that a text-only guesser could rule out as never right: a side question always offers both
+sides, a layer question the task's other answerable layers (:mod:`bspatial.construction.quality`).
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from bspatial.construction import calculator as calc
-from bspatial.construction.frames import FrameRecord
+from bspatial.construction.frames import GOAL_VIEW_HIDDEN_LAYERS, FrameRecord
 from bspatial.scoring.choice import LETTERS
+from bspatial.scoring.task_specs import TASKS
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.manipulation.common import DISPLAY_NAMES, split_variant
 
@@ -134,13 +138,17 @@ def _check_visible(record: FrameRecord, names, answer: str | None) -> None:
             raise Rejected(f"{n} covers {state.pixels} px (too few{' for the answer' if n == answer else ''})")
 
 
-def _labels(instance: TaskInstance, record: FrameRecord, names, rng) -> tuple[dict[str, str], tuple]:
-    """Option text per object, and the marks to draw (only when categories repeat)."""
+def _labels(instance: TaskInstance, record: FrameRecord, names, rng, numbers_from: int | None = None
+            ) -> tuple[dict[str, str], tuple]:
+    """Option text per object, and the marks to draw (only when categories repeat).
+
+    Marks are numbered with distinct numbers drawn from 1..``numbers_from`` (default: as many as names).
+    """
     categories = [record.objects[n].category for n in names]
     if len(set(categories)) == len(categories):
         return {n: display(c) for n, c in zip(names, categories)}, ()
     noun = NOUNS.get(instance.task, (display(categories[0]), ""))[0]
-    numbers = rng.permutation(len(names)) + 1
+    numbers = rng.choice(numbers_from or len(names), len(names), replace=False) + 1
     labels = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
     marks = tuple((str(k), _centroid(record, n)) for n, k in zip(names, numbers))
     return labels, marks
@@ -201,8 +209,17 @@ def _distance(instance, record, rng) -> Question:
         raise Rejected(f"distance margin {margin:.3f} < {calc.DISTANCE_MARGIN}")
     _agree(instance, answer)
     _check_visible(record, names, answer)
-    labels, marks = _labels(instance, record, names, rng)
+    labels, marks = _labels(instance, record, names, rng, N_OPTIONS if len(names) < N_OPTIONS else None)
     options = {labels[n]: n for n in names}
+    if marks and len(options) < N_OPTIONS:
+        # Numbered candidates: the numbers were drawn from 1..4, and the unused ones are offered as marks
+        # that are not in the image. An extra scene object would never be the answer, so a text-only
+        # guesser could rule it out; a number cannot be told from the others without looking.
+        noun = NOUNS.get(instance.task, (display(record.objects[names[0]].category), ""))[0]
+        used = {int(text.rsplit(" ", 1)[1]) for text in options}
+        for k in range(1, N_OPTIONS + 1):
+            if k not in used:
+                options[f"{noun} {k}"] = None
     # Fewer than four candidates: add visible scene objects of a unique category that keep the answer
     # decisive (>= 15% from it, on the losing side).
     if len(options) < N_OPTIONS:
@@ -279,10 +296,18 @@ def _layer(instance, goal, rng) -> Question:
     if index + 1 != instance.placement.layer:
         raise ConstructionError(f"{instance.task} seed {instance.seed}: layer {index + 1} vs task {instance.placement.layer}")
     _check_visible(goal, [moved.name], moved.name)
-    container = display(goal.objects[instance.reference].category)
-    q = f"Where is the {display(moved.category)} located in the {container}?"
-    layers = [f"layer {k + 1}" for k in range(len(bands))]
-    return _finish("direction", "locate", q, layers[index], layers, rng, frame="goal",
+    category = goal.objects[instance.reference].category
+    q = f"Where is the {display(moved.category)} located in the {display(category)}?"
+    # Distractors: the task's other answerable layers (its variants the goal view can show), then one
+    # other layer. Offering layers that are never an answer (the fridge's lower layers, the cabinet's
+    # hidden bottom) would let a text-only guesser rule them out.
+    hidden = GOAL_VIEW_HIDDEN_LAYERS.get(category, ())
+    answerable = [int(v) for v in TASKS[instance.task].variants if int(v) not in hidden and int(v) != index + 1]
+    others = [k for k in range(1, len(bands) + 1) if k != index + 1 and k not in answerable]
+    need = N_OPTIONS - 1 - len(answerable)
+    extra = [others[i] for i in sorted(rng.choice(len(others), need, replace=False))] if need > 0 else []
+    distractors = [f"layer {k}" for k in sorted(answerable + extra)]
+    return _finish("direction", "locate", q, f"layer {index + 1}", distractors, rng, frame="goal",
                    metadata={"object": moved.name, "bottom_height": bottom, "bands": np.asarray(bands).tolist()})
 
 
@@ -297,7 +322,13 @@ def _side(instance, goal, rng) -> Question:
     _, ref_key = split_variant(instance.variant)
     q = (f"From the viewpoint of the image, where is the {display(moved.category)} relative to the "
          f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")
-    return _finish("direction", "object_relative", q, answer, calc.DIRECTIONS, rng, frame="goal",
+    # The opposite side is always offered: the tasks only place left or right, so a question offering one
+    # of them beside three other directions would give its answer away to a text-only guesser.
+    opposite = {"left": "right", "right": "left"}.get(answer)
+    others = [d for d in calc.DIRECTIONS if d not in (answer, opposite)]
+    distractors = [opposite, *(others[i] for i in rng.choice(len(others), N_OPTIONS - 2, replace=False))] if opposite \
+        else list(calc.DIRECTIONS)
+    return _finish("direction", "object_relative", q, answer, distractors, rng, frame="goal",
                    metadata={"object": moved.name, "reference": ref.name})
 
 

@@ -61,7 +61,12 @@ def test_answers_agree_with_an_independent_check(built):
         elif row["category"] == "distance":
             relation = row["variant"].split("/")[0]
             ref = states[meta["reference"]]["center"]
-            dist = {t: np.linalg.norm(np.subtract(states[n]["center"], ref)) for t, n in meta["option_objects"].items()}
+            dist = {t: np.linalg.norm(np.subtract(states[n]["center"], ref))
+                    for t, n in meta["option_objects"].items() if n is not None}
+            # An option naming no object is a mark number that is not drawn on the image.
+            drawn = {number for number, _ in meta["marks"]}
+            absent = [t for t, n in meta["option_objects"].items() if n is None]
+            assert all(t.rsplit(" ", 1)[1] not in drawn for t in absent) and len(drawn) + len(absent) <= 4
             if not meta["reference"].startswith("wall"):
                 pick = min if relation == "closest" else max
                 assert pick(dist, key=dist.get) == text

@@ -19,7 +19,7 @@ from bspatial.evaluation.vlm import records
 
 SEED = 5
 PLAN = GeneralPlan(tuple((k, 1) for k in SINGLE_FRAME_COUNTS), tuple((k, 1) for k in MULTI_FRAME_COUNTS),
-                   activities=3, layouts=1, views=2, rotations=1, navigations=1)
+                   activities=3, layouts=1, views=3, rotations=1, navigations=1)
 
 
 @pytest.fixture(scope="module")
@@ -176,20 +176,32 @@ def test_sublinear_cap():
     assert all(frame_cap(n) <= n for n in range(200))
 
 
-def test_cap_frame_keeps_small_frames_whole_and_terminates():
-    from types import SimpleNamespace
+def test_frames_give_at_most_their_cap_and_each_question_once(rows):
+    per_frame: dict = {}
+    for row in rows["general_single_frame"]:
+        frame = row["id"].rsplit("-", 1)[0]
+        per_frame.setdefault(frame, []).append((row["question"], row["options"][ "ABCD".index(row["answer"])]))
+    for frame, questions in per_frame.items():
+        assert len(questions) == len(set(questions)), frame   # distractor variants of one question: one kept
+        assert len(questions) <= frame_cap(40), frame
 
-    from bspatial.construction.general import Candidate, cap_frame
 
-    def cand(i, category):
-        return Candidate("s", SimpleNamespace(category=category, subtype="object_relative"), str(i), "f")
+def test_subsample_respects_the_frame_cap_and_names_the_shortfall():
+    from bspatial.construction.general import Candidate, GeneralShortfall, frame_room, subsample
+    from bspatial.construction.templates import four_options
 
     rng = np.random.default_rng(0)
-    for n in (1, 2):   # ceil(1.5 sqrt(n)) exceeds n here: the cap must not wait for candidates that do not exist
-        group = [cand(i, "size") for i in range(n)]
-        assert sorted(c.balance for c in cap_frame(group, rng)) == [str(i) for i in range(n)]
-    kept = cap_frame([cand(i, c) for i, c in enumerate(["size"] * 8 + ["distance"] * 8)], rng)
-    assert len(kept) == frame_cap(16) == 6 and {c.question.category for c in kept} == {"size", "distance"}
+    pool = [Candidate("single_frame", four_options("direction", "object_relative", f"Where is thing {i}?", answer,
+                                                   ["left", "right", "above", "below", "front", "back"], rng),
+                      answer, f"frame{i % 3}") for i, answer in enumerate(["left", "right", "above", "below"] * 6)]
+    room = frame_room(pool)
+    assert room == {f"frame{k}": frame_cap(8) for k in range(3)}   # 8 distinct questions per frame
+    picked = subsample(pool, {("direction", "object_relative"): 12}, "single_frame", rng)
+    assert len(picked) == 12
+    assert all(sum(c.frame_id == f for c in picked) <= frame_cap(8) for f in room)
+    with pytest.raises(GeneralShortfall, match=r"single_frame direction/object_relative: 15 candidates for 16 "
+                                               r"\(short by 1\)"):
+        subsample(pool, {("direction", "object_relative"): 16}, "single_frame", rng)
 
 
 def test_unmeetable_general_preset_names_the_category(tmp_path):

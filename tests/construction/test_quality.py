@@ -34,7 +34,7 @@ def test_answer_position_leak_is_caught():
     for r in rows:
         r["answer"] = "B"          # the template always puts the answer second
     row = quality_report(rows).rows[0]
-    assert row.blind_pct > 90.0 and not row.blind_ok
+    assert row.blind_pct > 75.0 and not row.blind_ok
 
 
 def test_question_word_leak_is_caught_by_the_pair_features():
