@@ -114,7 +114,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset("paper", MANIPULATION_EVAL_TASKS, split_evenly(TASK_MANIPULATION_VQA, MANIPULATION_EVAL_TASKS),
            split_evenly(IR_QUERIES, MANIPULATION_EVAL_TASKS), 400,
            GeneralPlan(tuple(SINGLE_FRAME_COUNTS.items()), tuple(MULTI_FRAME_COUNTS.items()),
-                       activities=49, layouts=2, views=6, rotations=2, navigations=1),
+                       activities=49, layouts=3, views=6, rotations=2, navigations=1),
            navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS)),
 )
 _BY_NAME = {p.name: p for p in PRESETS}
@@ -286,12 +286,20 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
         if round_ == 1:
             short_in_round0 = {v for v in variants if need_vqa[v] or need_ir[v]}
         for variant in variants:
-            if round_ == 1:  # the whole remainder is offered to each variant that did not fail, in turn
+            if round_ == 1:
+                # The remainder is spread over the variants that did not fail: each takes an equal share
+                # of what is still left, so a share it cannot fill moves on to the next. (Handing the whole
+                # remainder to the first such variant piled the bottom cabinet's hidden layers 1-2 onto
+                # layer 3: 46 of 77 answers, a blind guesser's 60%.)
                 if variant in short_in_round0:
                     continue
+                takers = [v for v in variants[variants.index(variant):] if v not in short_in_round0]
                 for need in (need_vqa, need_ir):
                     left = sum(need.values())
-                    need.update(dict.fromkeys(variants, 0), **{variant: left})
+                    share = -(-left // len(takers))  # ceil
+                    need.update(dict.fromkeys(variants, 0), **{variant: share})
+                    if len(takers) > 1:  # the rest waits on the next taker (so the totals stay exact)
+                        need[takers[1]] = left - share
             tried, got = {"vqa": 0, "ir": 0}, {"vqa": 0, "ir": 0}
             for k in range(round_ * preset.max_draws_per_variant, (round_ + 1) * preset.max_draws_per_variant):
                 # A suite whose frames never qualify for this variant within GIVE_UP_DRAWS draws is given up

@@ -13,8 +13,10 @@ policy actually is during an episode): a random point of the A* route, heading a
 a random turn. A pose is kept when the goal criterion does not hold there, the destination is at
 least :data:`MIN_TARGET_DISTANCE_M` away, and its bearing is at least :data:`MIN_AXIS_ANGLE_DEG` from
 the front/back and left/right axes (a relation margin: no question sits on a quadrant boundary).
-Questions are balanced over the four quadrants as far as the drawn poses allow (round robin over
-quadrants), so no answer value dominates a task.
+Each task's questions are picked from the candidates of twice the spawns they need
+(:data:`SPAWN_CHOICE`, at most :data:`QUESTIONS_PER_SPAWN` per spawn) by the prior-balanced pick of
+:mod:`bspatial.construction.debias`, spread over the four quadrants as far as the poses allow, so no
+answer value dominates a task and the instruction's words do not predict the quadrant.
 
 Implementation choices (the paper gives no number): the tour is subsampled evenly to
 :data:`CONTEXT_FRAMES` frames (in order, first and last kept) at :data:`NAV_FRAME_SIZE` pixels, and
@@ -35,6 +37,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from bspatial.construction.debias import balanced_choice
 
 QUADRANTS: tuple[str, ...] = ("front-left", "front-right", "back-left", "back-right")
 """Appendix 15.1: "answer with the quadrant the target lies in"; Table S1's multi-frame relations."""
@@ -108,14 +112,14 @@ def _route(backend, instance) -> np.ndarray:
     return np.array(dense)
 
 
-def draw_questions(backend, instance, n: int, rng: np.random.Generator, *, max_draws: int = 200) -> list[NavQuestion]:
-    """Up to ``n`` quadrant-balanced questions on the route of ``instance`` (a navigation instance)."""
+def candidate_questions(backend, instance, rng: np.random.Generator, *, max_draws: int = 200) -> list[NavQuestion]:
+    """Every valid question among ``max_draws`` poses drawn on the route of ``instance`` (a navigation instance)."""
     from bspatial.tasks import navigation
 
     route = _route(backend, instance)
     target = navigation.destination_point(instance)
     destination = navigation.NAV_TASKS[instance.task].destination
-    pools: dict[str, list[NavQuestion]] = {q: [] for q in QUADRANTS}
+    out: list[NavQuestion] = []
     for _ in range(max_draws):
         i = int(rng.integers(len(route)))
         ahead = route[min(i + 3, len(route) - 1)] - route[max(i - 3, 0)]
@@ -127,10 +131,18 @@ def draw_questions(backend, instance, n: int, rng: np.random.Generator, *, max_d
             continue
         answer_text = quadrant(pose, target)
         options = tuple(QUADRANTS[j] for j in rng.permutation(len(QUADRANTS)))
-        pools[answer_text].append(NavQuestion(
+        out.append(NavQuestion(
             instance.task, int(instance.seed or 0), pose, destination,
             QUESTION.format(instruction=instance.instruction, destination=destination), options,
             "ABCD"[options.index(answer_text)], answer_text, margin, distance))
+    return out
+
+
+def draw_questions(backend, instance, n: int, rng: np.random.Generator, *, max_draws: int = 200) -> list[NavQuestion]:
+    """Up to ``n`` quadrant-balanced questions on the route of ``instance`` (round robin over quadrants)."""
+    pools: dict[str, list[NavQuestion]] = {q: [] for q in QUADRANTS}
+    for q in candidate_questions(backend, instance, rng, max_draws=max_draws):
+        pools[q.answer_text].append(q)
     chosen: list[NavQuestion] = []
     order = [q for q in QUADRANTS if pools[q]]
     while len(chosen) < n and any(pools[q] for q in order):
@@ -168,6 +180,8 @@ def context_tour(backend, instance, *, size: int = NAV_FRAME_SIZE) -> list[np.nd
 
 QUESTIONS_PER_SPAWN = 6
 """Questions drawn along one spawn's route before the next spawn (spreads each task over routes)."""
+SPAWN_CHOICE = 2
+"""Spawns drawn per spawn's worth of questions, so the prior-balanced pick has a choice of routes."""
 MAX_SPAWNS_PER_TASK = 400
 """Spawns tried per task before the requested count is declared unreachable."""
 
@@ -204,13 +218,34 @@ def write_navigation(sim, counts: dict[str, int], seed: int, root, handle) -> di
         if wanted <= 0:
             continue
         plan = navigation.NAV_TASKS[task].plan
-        n = 0
+        # Candidates from SPAWN_CHOICE times the spawns the questions need, then one prior-balanced pick
+        # over all of them (at most QUESTIONS_PER_SPAWN per spawn): routes run towards the destination, so
+        # one spawn's poses mostly see it ahead, and a per-spawn round robin left "front-left" at 37%.
+        spawns, pool, spawn_of = [], [], []
+        needed = SPAWN_CHOICE * math.ceil(wanted / QUESTIONS_PER_SPAWN)
         for k in range(MAX_SPAWNS_PER_TASK):
-            if n == wanted:
+            if len(spawns) == needed:
                 break
             draw = _seed(seed, task, k)
             instance, _ = navigation.sample_validated_instance(sim, task, draw)
-            questions = draw_questions(sim, instance, min(QUESTIONS_PER_SPAWN, wanted - n), np.random.default_rng(draw))
+            found = candidate_questions(sim, instance, np.random.default_rng(draw))
+            if found:
+                spawn_of += [len(spawns)] * len(found)
+                spawns.append((draw, instance))
+                pool += found
+        rows = [{"category": "direction", "question": q.question, "options": list(q.options), "answer": q.answer}
+                for q in pool]
+        room = dict.fromkeys(range(len(spawns)), QUESTIONS_PER_SPAWN)
+        picked = balanced_choice(rows, wanted, [q.answer_text for q in pool], np.random.default_rng(_seed(seed, task, -1)),
+                                 frames=spawn_of, room=room)
+        if len(picked) < wanted:
+            raise NavigationShortfall(f"task_navigation / {task}: built {len(picked)} of {wanted} "
+                                      f"(short by {wanted - len(picked)}) from {len(spawns)} spawns")
+        n = 0
+        for s_index, (draw, instance) in enumerate(spawns):
+            questions = [pool[i] for i in picked if spawn_of[i] == s_index]
+            if not questions:
+                continue
             if plan not in tours:
                 tours[plan] = []
                 for i, rgb in enumerate(context_tour(sim, instance)):
@@ -231,8 +266,5 @@ def write_navigation(sim, counts: dict[str, int], seed: int, root, handle) -> di
                        "metadata": json.dumps(metadata, sort_keys=True)}
                 handle.write(json.dumps(row, sort_keys=True) + "\n")
                 n += 1
-        if n < wanted:
-            raise NavigationShortfall(f"task_navigation / {task}: built {n} of {wanted} (short by {wanted - n}) "
-                                      f"after {MAX_SPAWNS_PER_TASK} spawns")
         made[task] = n
     return made
