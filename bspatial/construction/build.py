@@ -418,7 +418,9 @@ def _quality(records: Path) -> str:
     markdown = report.to_markdown()
     log = logger.info if report.ok else logger.warning
     log("data-quality report (%s):\n%s", "pass" if report.ok else "FAIL: the templates may leak answers", markdown)
-    return markdown
+    parts = report.parts_markdown()
+    logger.info("blind baseline by task or subtype (informational):\n%s", parts)
+    return f"{markdown}\n\nBlind baseline by task or subtype (informational; the checks are per category):\n\n{parts}"
 
 
 def _export(records: Path, stage: Path, cache: Path, counts: dict, preset: Preset, seed: int, fingerprint: str,

@@ -148,6 +148,9 @@ class CategoryQuality:
 @dataclass(frozen=True)
 class QualityReport:
     rows: tuple[CategoryQuality, ...]
+    parts: tuple[tuple[str, str, str, int, float], ...] = ()
+    """(config, category, task or subtype, n, blind %): where within a category the baseline scores
+    (informational: the checks are per category, and parts are too small to judge on their own)."""
 
     @property
     def ok(self) -> bool:
@@ -162,6 +165,11 @@ class QualityReport:
             lines.append(f"| {r.config} | {r.category} | {r.n} | {r.top_answer} | {r.top_share_pct:.1f} "
                          f"({r.top_share_low_pct:.1f}) | {r.blind_pct:.1f} ({r.blind_low_pct:.1f}) | {r.chance_pct:.1f} "
                          f"| {checks} |")
+        return "\n".join(lines)
+
+    def parts_markdown(self) -> str:
+        lines = ["| config | category | task or subtype | n | blind % |", "|---|---|---|---|---|"]
+        lines += [f"| {c} | {cat} | {part} | {n} | {pct:.1f} |" for c, cat, part, n, pct in self.parts]
         return "\n".join(lines)
 
 
@@ -194,4 +202,8 @@ def quality_report(rows: Sequence[Mapping[str, Any]], config_of: Callable[[Mappi
         chance = 100.0 * sum(1 / len(rows[i]["options"]) for i in idx) / len(idx)
         lines.append(CategoryQuality(config, category, len(idx), top, 100.0 * top_n / len(idx), 100.0 * share_low,
                                      chance, 100.0 * right / len(idx), 100.0 * blind_low))
-    return QualityReport(tuple(lines))
+    parts: dict[tuple[str, str, str], list[bool]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        part = row.get("task") or row.get("subtype") or ""
+        parts[configs[i], row["category"], part].append(predictions[i] == row["answer"])
+    return QualityReport(tuple(lines), tuple((*key, len(v), 100.0 * sum(v) / len(v)) for key, v in sorted(parts.items())))

@@ -81,3 +81,16 @@ def test_bad_answer_letter_names_the_record():
 def test_baseline_unseen_features_fall_back_to_the_first_option_only_on_exact_ties():
     model = BlindBaseline().fit([])
     assert model.predict({"category": "size", "question": "q", "options": ["a", "b", "c", "d"]}) == "A"
+
+
+def test_parts_show_which_task_leaks():
+    rows = _balanced(400)
+    for i, r in enumerate(rows):
+        r["task"] = "leaky" if i % 4 == 0 else "clean"
+        if r["task"] == "leaky":
+            r["answer"] = "B"          # one task's template always puts the answer second
+    report = quality_report(rows)
+    parts = {part: (n, pct) for _, _, part, n, pct in report.parts}
+    assert parts["leaky"][0] == 100 and parts["clean"][0] == 300
+    assert parts["leaky"][1] > parts["clean"][1] + 10
+    assert "| all | direction | leaky | 100 |" in report.parts_markdown()
