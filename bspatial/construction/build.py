@@ -38,12 +38,13 @@ import numpy as np
 from bspatial.construction.general import GeneralPlan
 from bspatial.construction.paper_counts import (IR_QUERIES, MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS,
                                                 TASK_MANIPULATION_VQA, TASK_NAVIGATION_VQA, split_evenly)
+from bspatial.scoring.choice import LETTERS
 from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS, TASKS
 
 logger = logging.getLogger(__name__)
 
 SPLIT = "test"
-BUILD_SCHEMA_VERSION = 1
+BUILD_SCHEMA_VERSION = 2
 """Bumped when records change meaning; part of the build fingerprint in the dataset cards."""
 
 
@@ -60,6 +61,8 @@ class Preset:
         general: the general-VQA plan (configs ``general_single_frame`` / ``general_multi_frame``), or None.
         navigation_per_task: task-grounded navigation questions (config ``task_navigation``) per navigation
             task, as for ``vqa_per_task``; 0 builds none.
+        vqa_choice: task-grounded questions drawn per question kept (first round): the kept ones are a
+            prior-balanced pick (:mod:`~bspatial.construction.debias`) with each variant's count unchanged.
     """
 
     name: str
@@ -69,11 +72,14 @@ class Preset:
     max_draws_per_variant: int = 8
     general: GeneralPlan | None = None
     navigation_per_task: int | tuple[tuple[str, int], ...] = 0
+    vqa_choice: int = 1
 
     def __post_init__(self) -> None:
         unknown = [t for t in self.tasks if t not in TASKS]
         if unknown:
             raise ValueError(f"preset {self.name!r}: unknown tasks {unknown}")
+        if self.vqa_choice < 1:
+            raise ValueError(f"preset {self.name!r}: vqa_choice must be >= 1, got {self.vqa_choice}")
         if self.max_draws_per_variant < 0:
             raise ValueError(f"preset {self.name!r}: max_draws_per_variant must be >= 0, "
                              f"got {self.max_draws_per_variant}")
@@ -115,7 +121,7 @@ PRESETS: tuple[Preset, ...] = (
            split_evenly(IR_QUERIES, MANIPULATION_EVAL_TASKS), 400,
            GeneralPlan(tuple(SINGLE_FRAME_COUNTS.items()), tuple(MULTI_FRAME_COUNTS.items()),
                        activities=49, layouts=3, views=6, rotations=2, navigations=1),
-           navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS)),
+           navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS), vqa_choice=2),
 )
 _BY_NAME = {p.name: p for p in PRESETS}
 assert len(_BY_NAME) == len(PRESETS), "duplicate preset names"
@@ -277,6 +283,10 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
     wanted_vqa, wanted_ir = preset.count("vqa_per_task", task), preset.count("ir_per_task", task)
     need_vqa, need_ir = _quotas(wanted_vqa, variants, rng), _quotas(wanted_ir, variants, rng)
     made = {"vqa": 0, "ir": 0}
+    # Questions beyond a variant's quota (round 0): the prior-balanced pick chooses among them.
+    spare_vqa = {v: (preset.vqa_choice - 1) * n for v, n in need_vqa.items()}
+    kept_vqa: dict[str, int] = dict.fromkeys(variants, 0)
+    drafts: list[tuple[str, dict, str, bytes]] = []  # (variant, row, image path, PNG bytes)
     reasons: dict[str, int] = {}
     # Round 0 fills each variant's quota; a variant whose frames never qualify (e.g. a fridge layer the
     # head camera cannot see) hands its remainder to the variants that did, drawn in round 1
@@ -304,7 +314,8 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
             for k in range(round_ * preset.max_draws_per_variant, (round_ + 1) * preset.max_draws_per_variant):
                 # A suite whose frames never qualify for this variant within GIVE_UP_DRAWS draws is given up
                 # (its quota moves on in round 1) instead of burning the whole draw budget.
-                want_vqa = need_vqa[variant] > 0 and not (tried["vqa"] >= GIVE_UP_DRAWS and got["vqa"] == 0)
+                spare = spare_vqa[variant] if round_ == 0 else 0
+                want_vqa = need_vqa[variant] + spare > 0 and not (tried["vqa"] >= GIVE_UP_DRAWS and got["vqa"] == 0)
                 want_ir = need_ir[variant] > 0 and not (tried["ir"] >= GIVE_UP_DRAWS and got["ir"] == 0)
                 if not want_vqa and not want_ir:
                     break
@@ -332,7 +343,6 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                         shown = goal if q.frame == "goal" else record
                         rgb = draw_marks(shown.frame.rgb, list(q.marks)) if q.marks else shown.frame.rgb
                         image = f"images/vqa-{item_id}.png"
-                        (root / image).write_bytes(png_bytes(rgb))
                         objects = {n: s.to_dict() for n, s in shown.objects.items() if s.pixels}
                         row = {"id": f"tm-{item_id}", "suite": "vqa", "setting": "task_manipulation",
                                "category": q.category, "subtype": q.subtype, "task": task, "variant": variant,
@@ -340,9 +350,13 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                                "metadata": json.dumps({**meta, "camera": shown.camera_dict(), "frame": q.frame,
                                                        "marks": [[m[0], list(m[1])] for m in q.marks],
                                                        "objects": objects, **q.metadata}, sort_keys=True, default=json_default)}
-                        vqa.write(json.dumps(row, sort_keys=True) + "\n")
-                        need_vqa[variant] -= 1
-                        made["vqa"] += 1
+                        drafts.append((variant, row, image, png_bytes(rgb)))
+                        if need_vqa[variant] > 0:
+                            need_vqa[variant] -= 1
+                            kept_vqa[variant] += 1
+                            made["vqa"] += 1
+                        else:
+                            spare_vqa[variant] -= 1
                         got["vqa"] += 1
                 if want_ir:
                     tried["ir"] += 1
@@ -361,6 +375,7 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                         need_ir[variant] -= 1
                         made["ir"] += 1
                         got["ir"] += 1
+    _write_drafts(drafts, kept_vqa, root, vqa, np.random.default_rng(_draw_seed(seed, task, "choice", 0)))
     for suite, need, wanted in (("task_manipulation VQA", need_vqa, wanted_vqa), ("IR", need_ir, wanted_ir)):
         short = sum(need.values())
         if short:
@@ -370,6 +385,22 @@ def _build_task(sim, preset: Preset, seed: int, task: str, root: Path, vqa, ir) 
                 f"(short by {short}; variants short: { {v: n for v, n in need.items() if n} }) after "
                 f"{preset.max_draws_per_variant} draws per variant; most common rejections: {common}")
     return made["vqa"], made["ir"]
+
+
+def _write_drafts(drafts: list[tuple[str, dict, str, bytes]], kept: dict[str, int], root: Path, vqa,
+                  rng: np.random.Generator) -> None:
+    """Write ``kept[variant]`` of each variant's drafted questions (all of them when there are no more):
+    a prior-balanced pick (:func:`~bspatial.construction.debias.balanced_choice`), in draft order."""
+    from bspatial.construction.debias import balanced_choice
+
+    if len(drafts) > sum(kept.values()):
+        answers = [row["options"][LETTERS.index(row["answer"])] for _, row, _, _ in drafts]
+        picked = set(balanced_choice([row for _, row, _, _ in drafts], sum(kept.values()), answers, rng,
+                                     frames=[variant for variant, _, _, _ in drafts], room=dict(kept)))
+        drafts = [d for i, d in enumerate(drafts) if i in picked]
+    for _, row, image, data in drafts:
+        (root / image).write_bytes(data)
+        vqa.write(json.dumps(row, sort_keys=True) + "\n")
 
 
 def _build_general(sim, preset: Preset, seed: int, root: Path, vqa) -> dict[str, int]:

@@ -151,6 +151,24 @@ def test_unmeetable_preset_names_the_category_and_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_vqa_choice_keeps_each_variants_count(tmp_path):
+    import collections
+
+    import datasets
+
+    per_variant = {}
+    for choice in (1, 2):
+        out = tmp_path / f"choice{choice}"
+        build(Preset(f"choice{choice}", ("reach_food_item",), vqa_per_task=6, ir_per_task=1, vqa_choice=choice),
+              out, SEED)
+        rows = list(datasets.load_dataset(str(out / "vqa"), "task_manipulation", split="test").remove_columns("frames"))
+        assert len(rows) == 6 and len({r["id"] for r in rows}) == 6
+        per_variant[choice] = collections.Counter(r["variant"] for r in rows)
+    assert per_variant[1] == per_variant[2]
+    with pytest.raises(ValueError, match="preset 'bad': vqa_choice must be >= 1, got 0"):
+        Preset("bad", ("reach_dice",), 1, 1, vqa_choice=0)
+
+
 def test_refuses_to_overwrite_and_unknown_preset(built):
     with pytest.raises(FileExistsError, match="not empty"):
         build("tiny", built, SEED)
