@@ -459,13 +459,20 @@ def _export(records: Path, stage: Path, cache: Path, counts: dict, preset: Prese
     import pyarrow.parquet as pq
 
     vqa_mod, ir_mod = builder_module("vqa"), builder_module("ir")
+    # A config with no rows is left out (datasets cannot prepare an empty split), and so is a suite
+    # with no config (e.g. a VQA-only preset writes no ir/ repo).
+    any_task_vqa = any(counts["vqa"].get(t) for t in preset.tasks)
     plan = {
-        "vqa": (vqa_mod.BspatialVQA, ["task_manipulation"] + (
+        "vqa": (vqa_mod.BspatialVQA, (["task_manipulation"] if any_task_vqa else []) + (
             ["general_single_frame", "general_multi_frame"] if preset.general is not None else []) + (
             ["task_navigation"] if any(k.startswith("task_navigation/") for k in counts["vqa"]) else [])),
-        "ir": (ir_mod.BspatialIR, ["all"] + [t for t in ir_mod.TASKS if counts["ir"].get(t)]),
+        "ir": (ir_mod.BspatialIR, (["all"] if any(counts["ir"].values()) else [])
+               + [t for t in ir_mod.TASKS if counts["ir"].get(t)]),
     }
     for suite, (cls, configs) in plan.items():
+        if not configs:
+            logger.info("%s: no records, no repo written", suite)
+            continue
         repo = stage / suite
         for config in configs:
             builder = cls(config_name=config, data_dir=str(records), cache_dir=str(cache / suite))

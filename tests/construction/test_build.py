@@ -151,7 +151,7 @@ def test_unmeetable_preset_names_the_category_and_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_vqa_choice_keeps_each_variants_count(tmp_path):
+def test_vqa_choice_keeps_each_variants_count_and_vqa_only_presets_build(tmp_path):
     import collections
 
     import datasets
@@ -159,8 +159,9 @@ def test_vqa_choice_keeps_each_variants_count(tmp_path):
     per_variant = {}
     for choice in (1, 2):
         out = tmp_path / f"choice{choice}"
-        build(Preset(f"choice{choice}", ("reach_food_item",), vqa_per_task=6, ir_per_task=1, vqa_choice=choice),
+        build(Preset(f"choice{choice}", ("reach_food_item",), vqa_per_task=6, ir_per_task=0, vqa_choice=choice),
               out, SEED)
+        assert not (out / "ir").exists()   # a VQA-only preset writes no IR repo (no empty configs)
         rows = list(datasets.load_dataset(str(out / "vqa"), "task_manipulation", split="test").remove_columns("frames"))
         assert len(rows) == 6 and len({r["id"] for r in rows}) == 6
         per_variant[choice] = collections.Counter(r["variant"] for r in rows)
