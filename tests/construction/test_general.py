@@ -220,9 +220,10 @@ def test_plan_rejects_bad_values():
 
 
 def test_every_activity_scene_builds_for_the_paper_layouts():
-    # The paper preset uses layouts 0 and 1 of every activity (seeds derived from build seed 0).
+    # The paper preset uses layouts 0, 1 and 2 of every activity (seeds derived from build seed 0).
+    assert get_preset("paper").general.layouts == 3
     for activity in GENERAL_ACTIVITIES:
-        for layout in range(2):
+        for layout in range(3):
             scene = activity_scene(activity, zlib.crc32(f"0/{layout}".encode()))
             assert len(scene.object_names) >= 8 and len(scene.rooms) == 6
 
@@ -256,3 +257,34 @@ def test_navigation_frames_walk_through_rooms_and_answers_follow_the_last_view()
                             scene.rooms[[r.name for r in scene.rooms].index(c.metadata["reference"])].center)
             forward, left = d @ (math.cos(yaw), math.sin(yaw)), d @ (-math.sin(yaw), math.cos(yaw))
             assert c.question.answer_text == f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}"
+
+
+def test_reaching_views_put_the_hands_over_the_work_surface_with_objects_on_every_side():
+    import dataclasses
+
+    from bspatial.construction.calculator import camera_direction
+    from bspatial.construction.frames import capture
+    from bspatial.construction.general import REACH_ABOVE_SURFACE_M, reaching_robot
+    from bspatial.sim import MujocoBackend
+
+    sim = MujocoBackend(max_render_size=720)
+    answers = set()
+    try:
+        for k, activity in enumerate(GENERAL_ACTIVITIES[:6]):
+            ascene = activity_scene(activity, SEED)
+            robot = reaching_robot(sim, ascene, np.random.default_rng(k))
+            record = capture(sim, dataclasses.replace(ascene.scene, robot=robot))
+            surface = next(s for s in ascene.scene.surfaces if s.owner == "support_0")
+            in_view = 0
+            for arm, p in record.eef_pos.items():
+                assert surface.height - 0.05 <= p[2] <= surface.height + REACH_ABOVE_SURFACE_M[1] + 0.05, (activity, arm, p)
+                uv, z = record.frame.project(np.asarray(p)[None])
+                in_view += bool(z[0] > 0 and 0 <= uv[0, 0] < 720 and 0 <= uv[0, 1] < 720)
+                for name in ascene.object_names:
+                    if record.objects[name].visible():
+                        answers.add(camera_direction(record.objects[name].center, p, record.frame.T_world_cam))
+            assert in_view >= 1, activity
+    finally:
+        sim.close()
+    # From the standing views nearly everything is "front" of the hands; from these, most directions occur.
+    assert len(answers - {None}) >= 4, answers
