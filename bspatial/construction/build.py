@@ -38,7 +38,6 @@ import numpy as np
 from bspatial.construction.general import GeneralPlan
 from bspatial.construction.paper_counts import (IR_QUERIES, MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS,
                                                 TASK_MANIPULATION_VQA, TASK_NAVIGATION_VQA, split_evenly)
-from bspatial.scoring.choice import LETTERS
 from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS, TASKS
 
 logger = logging.getLogger(__name__)
@@ -392,9 +391,10 @@ def _write_drafts(drafts: list[tuple[str, dict, str, bytes]], kept: dict[str, in
     """Write ``kept[variant]`` of each variant's drafted questions (all of them when there are no more):
     a prior-balanced pick (:func:`~bspatial.construction.debias.balanced_choice`), in draft order."""
     from bspatial.construction.debias import balanced_choice
+    from bspatial.construction.quality import answer_text
 
     if len(drafts) > sum(kept.values()):
-        answers = [row["options"][LETTERS.index(row["answer"])] for _, row, _, _ in drafts]
+        answers = [answer_text(row) for _, row, _, _ in drafts]
         picked = set(balanced_choice([row for _, row, _, _ in drafts], sum(kept.values()), answers, rng,
                                      frames=[variant for variant, _, _, _ in drafts], room=dict(kept)))
         drafts = [d for i, d in enumerate(drafts) if i in picked]

@@ -138,18 +138,15 @@ def candidate_questions(backend, instance, rng: np.random.Generator, *, max_draw
     return out
 
 
-def draw_questions(backend, instance, n: int, rng: np.random.Generator, *, max_draws: int = 200) -> list[NavQuestion]:
-    """Up to ``n`` quadrant-balanced questions on the route of ``instance`` (round robin over quadrants)."""
-    pools: dict[str, list[NavQuestion]] = {q: [] for q in QUADRANTS}
-    for q in candidate_questions(backend, instance, rng, max_draws=max_draws):
-        pools[q.answer_text].append(q)
-    chosen: list[NavQuestion] = []
-    order = [q for q in QUADRANTS if pools[q]]
-    while len(chosen) < n and any(pools[q] for q in order):
-        for q in order:
-            if pools[q] and len(chosen) < n:
-                chosen.append(pools[q].pop(0))
-    return chosen
+def pick_questions(pool: Sequence[NavQuestion], spawn_of: Sequence[int], n: int, rng: np.random.Generator,
+                   per_spawn: int) -> list[int]:
+    """Indices of ``n`` of a task's candidate questions: the prior-balanced pick of
+    :func:`~bspatial.construction.debias.balanced_choice`, spread over the quadrants, at most ``per_spawn``
+    from each spawn (``spawn_of[i]``: the spawn of ``pool[i]``). Fewer when the pool runs out."""
+    rows = [{"category": "direction", "question": q.question, "options": list(q.options), "answer": q.answer}
+            for q in pool]
+    return balanced_choice(rows, n, [q.answer_text for q in pool], rng, frames=list(spawn_of),
+                           room=dict.fromkeys(set(spawn_of), per_spawn))
 
 
 def render_at(backend, pose: Sequence[float], *, size: int = NAV_FRAME_SIZE) -> np.ndarray:
@@ -233,11 +230,7 @@ def write_navigation(sim, counts: dict[str, int], seed: int, root, handle) -> di
                 spawn_of += [len(spawns)] * len(found)
                 spawns.append((draw, instance))
                 pool += found
-        rows = [{"category": "direction", "question": q.question, "options": list(q.options), "answer": q.answer}
-                for q in pool]
-        room = dict.fromkeys(range(len(spawns)), QUESTIONS_PER_SPAWN)
-        picked = balanced_choice(rows, wanted, [q.answer_text for q in pool], np.random.default_rng(_seed(seed, task, -1)),
-                                 frames=spawn_of, room=room)
+        picked = pick_questions(pool, spawn_of, wanted, np.random.default_rng(_seed(seed, task, -1)), QUESTIONS_PER_SPAWN)
         if len(picked) < wanted:
             raise NavigationShortfall(f"task_navigation / {task}: built {len(picked)} of {wanted} "
                                       f"(short by {wanted - len(picked)}) from {len(spawns)} spawns")

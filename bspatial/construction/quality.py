@@ -63,7 +63,8 @@ def _norm(text: str) -> str:
     return " ".join(str(text).lower().split())
 
 
-def _answer_text(row: Mapping[str, Any]) -> str:
+def answer_text(row: Mapping[str, Any]) -> str:
+    """The correct option's text (case- and space-normalised); a bad answer letter names the record."""
     answer = row["answer"]
     if answer not in LETTERS[:len(row["options"])]:
         raise ValueError(f"record {row.get('id')!r}: answer must be one of {list(LETTERS[:len(row['options'])])}, "
@@ -194,7 +195,7 @@ def quality_report(rows: Sequence[Mapping[str, Any]], config_of: Callable[[Mappi
     lines = []
     for (config, category) in sorted(groups):
         idx = groups[config, category]
-        answers = Counter(_answer_text(rows[i]) for i in idx)
+        answers = Counter(answer_text(rows[i]) for i in idx)
         top, top_n = max(answers.items(), key=lambda kv: (kv[1], kv[0]))
         right = sum(predictions[i] == rows[i]["answer"] for i in idx)
         share_low, _ = wilson_interval(top_n, len(idx))

@@ -139,19 +139,21 @@ def _check_visible(record: FrameRecord, names, answer: str | None) -> None:
 
 
 def _labels(instance: TaskInstance, record: FrameRecord, names, rng, numbers_from: int | None = None
-            ) -> tuple[dict[str, str], tuple]:
-    """Option text per object, and the marks to draw (only when categories repeat).
+            ) -> tuple[dict[str, str], tuple, tuple[str, ...]]:
+    """Option text per object, the marks to draw (only when categories repeat), and the option texts of
+    the numbers left unused.
 
     Marks are numbered with distinct numbers drawn from 1..``numbers_from`` (default: as many as names).
     """
     categories = [record.objects[n].category for n in names]
     if len(set(categories)) == len(categories):
-        return {n: display(c) for n, c in zip(names, categories)}, ()
+        return {n: display(c) for n, c in zip(names, categories)}, (), ()
     noun = NOUNS.get(instance.task, (display(categories[0]), ""))[0]
     numbers = rng.choice(numbers_from or len(names), len(names), replace=False) + 1
     labels = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
     marks = tuple((str(k), _centroid(record, n)) for n, k in zip(names, numbers))
-    return labels, marks
+    unused = tuple(f"{noun} {k}" for k in range(1, (numbers_from or len(names)) + 1) if k not in set(numbers))
+    return labels, marks, unused
 
 
 def _centroid(record: FrameRecord, name: str) -> tuple[float, float]:
@@ -184,7 +186,7 @@ def _size(instance, record, rng) -> Question:
         raise Rejected(f"size margin {margin:.3f} < {calc.SIZE_MARGIN}")
     _agree(instance, answer)
     _check_visible(record, names, answer)
-    labels, marks = _labels(instance, record, names, rng)
+    labels, marks, _ = _labels(instance, record, names, rng)
     noun, where = NOUNS[instance.task]
     q = (f"Measuring from the length of the longest dimension (length, width, or height), which {noun} {where} "
          f"is the {spoken(instance.variant)}?")
@@ -209,17 +211,11 @@ def _distance(instance, record, rng) -> Question:
         raise Rejected(f"distance margin {margin:.3f} < {calc.DISTANCE_MARGIN}")
     _agree(instance, answer)
     _check_visible(record, names, answer)
-    labels, marks = _labels(instance, record, names, rng, N_OPTIONS if len(names) < N_OPTIONS else None)
-    options = {labels[n]: n for n in names}
-    if marks and len(options) < N_OPTIONS:
-        # Numbered candidates: the numbers were drawn from 1..4, and the unused ones are offered as marks
-        # that are not in the image. An extra scene object would never be the answer, so a text-only
-        # guesser could rule it out; a number cannot be told from the others without looking.
-        noun = NOUNS.get(instance.task, (display(record.objects[names[0]].category), ""))[0]
-        used = {int(text.rsplit(" ", 1)[1]) for text in options}
-        for k in range(1, N_OPTIONS + 1):
-            if k not in used:
-                options[f"{noun} {k}"] = None
+    labels, marks, unused = _labels(instance, record, names, rng, N_OPTIONS if len(names) < N_OPTIONS else None)
+    # Numbered candidates: the numbers were drawn from 1..4, and the unused ones are offered as marks that
+    # are not in the image. An extra scene object would never be the answer, so a text-only guesser could
+    # rule it out; a number cannot be told from the others without looking.
+    options = {**{labels[n]: n for n in names}, **dict.fromkeys(unused)}
     # Fewer than four candidates: add visible scene objects of a unique category that keep the answer
     # decisive (>= 15% from it, on the losing side).
     if len(options) < N_OPTIONS:
@@ -259,7 +255,7 @@ def _ordinal(instance, record, rng) -> Question:
         raise Rejected(f"ordinal gap {gap:.3f} m < {ORDINAL_GAP_M}")
     _agree(instance, answer)
     _check_visible(record, names, answer)
-    labels, marks = _labels(instance, record, names, rng)
+    labels, marks, _ = _labels(instance, record, names, rng)
     noun, where = NOUNS[instance.task]
     q = f"Which {noun} is the {spoken(instance.variant)} {where}?"
     return _finish("direction", "ordinal", q, labels[answer], [labels[n] for n in names if n != answer], rng,

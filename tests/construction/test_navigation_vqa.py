@@ -54,7 +54,8 @@ def test_context_indices_are_ordered_even_and_keep_the_ends():
 @pytest.mark.parametrize("task", ["move_to_bathroom", "move_to_oven"])
 def test_questions_are_correct_balanced_and_off_the_goal(sim_720, task):
     inst, _ = navigation.sample_validated_instance(sim_720, task, 3)
-    questions = nv.draw_questions(sim_720, inst, 8, np.random.default_rng(1))
+    pool = nv.candidate_questions(sim_720, inst, np.random.default_rng(1))
+    questions = [pool[i] for i in nv.pick_questions(pool, [0] * len(pool), 8, np.random.default_rng(2), per_spawn=8)]
     assert len(questions) == 8
     target = navigation.destination_point(inst)
     for q in questions:
