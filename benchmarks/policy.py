@@ -31,7 +31,8 @@ def _tiny_policy(image_size: int, **overrides):
     import torch
 
     from bspatial.modeling import BSpatialVLAForActionPrediction
-    from bspatial.modeling.testing_utils import build_tiny_processor, make_batch, tiny_policy_config
+    from bspatial.modeling.tiny_backbone import build_tiny_processor, tiny_policy_config
+    from bspatial.modeling.testing_utils import make_batch
 
     torch.manual_seed(0)
     config = tiny_policy_config(**overrides)
@@ -64,15 +65,17 @@ def prefix_ratio(image_size: int, rounds: int) -> dict:
 def _training_rate(dataset_root: str, workers: int, steps: int, batch_size: int, image_size: int) -> float:
     import torch
 
-    from bspatial.modeling.train import MODEL_INPUTS, _loader, build_dataset, build_policy, get_preset
+    from bspatial.modeling.train import MODEL_INPUTS, _loader, build_policy
+    from bspatial.modeling.training_config import get_preset
+    from bspatial.modeling.training_data import build_dataset, dataset_metadata
 
     class _Single:  # the loader's view of Accelerate: one process
         process_index, num_processes = 0, 1
 
     config = get_preset("tiny", num_workers=workers, batch_size=batch_size, max_steps=steps + 1,
                         image_pixels=image_size * image_size)
-    dataset, tasks = build_dataset(dataset_root, config, chunk_size=32)
-    model, processor, _ = build_policy(config, dataset.meta)
+    model, processor, _ = build_policy(config, dataset_metadata(dataset_root))
+    dataset, tasks = build_dataset(dataset_root, config, chunk_size=model.config.chunk_size)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
     iterator = iter(_loader(dataset, tasks, processor, config, 0, _Single()))
     start = None
@@ -105,7 +108,7 @@ sys.path.insert(0, sys.argv[3])
 from policy import _tiny_policy
 mode, image_size = sys.argv[1], int(sys.argv[2])
 # A wider backbone than the test one, so that parameters and optimizer state dominate.
-from bspatial.modeling.testing_utils import tiny_vlm_config
+from bspatial.modeling.tiny_backbone import tiny_vlm_config
 vlm = tiny_vlm_config()
 vlm["text_config"].update(hidden_size=512, intermediate_size=2048, num_attention_heads=4, head_dim=128,
                           linear_key_head_dim=64, linear_value_head_dim=64, linear_num_value_heads=8)

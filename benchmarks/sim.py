@@ -40,7 +40,7 @@ def benchmark_scene():
     """A kitchen-counter-like scene: a counter, a table, eight small objects, the robot facing them."""
     import numpy as np
 
-    from bspatial.sim.spec import ObjectSpec, Part, Pose, SceneSpec, box_object, table_object
+    from bspatial.world.spec import ObjectSpec, Part, Pose, SceneSpec, box_object, table_object
 
     rng = np.random.default_rng(0)
     objects = [table_object("countertop_0", "countertop", (0.7, 1.6), 0.9, (0.95, 0.0)),

@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 
 from bspatial.evaluation.vlm import runner
-from bspatial.evaluation.vlm.backends import ChanceBackend, Request, load_backend
+from bspatial.evaluation.vlm.backend_api import Request
+from bspatial.evaluation.vlm.backend_chance import ChanceBackend
+from bspatial.evaluation.vlm.backends import load_backend
 from bspatial.evaluation.vlm.fixtures import write_fixture_repos
 from bspatial.evaluation.vlm.records import vqa_item
 from bspatial.evaluation.vlm.serve import ChatCompletionServer

@@ -65,10 +65,10 @@ def _register_subsystem_commands() -> None:
     # the functions, so registering them here costs nothing at `--help` time.
     from bspatial.evaluation.vlm.cli import eval_vlm, report
 
-    from bspatial.construction.cli import build_command
+    from bspatial.construction.cli import build_command, sim_calibrate_budgets
     from bspatial.construction.demos_cli import demos_command
     from bspatial.evaluation.rollout.cli import rollout
-    from bspatial.sim.cli import sim_calibrate_budgets, sim_tasks, sim_view
+    from bspatial.tasks.cli import sim_tasks, sim_view
 
     app.command("build")(build_command)
     app.command("demos")(demos_command)

@@ -31,7 +31,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from bspatial.construction.paper_counts import MULTI_FRAME_CATEGORY_COUNTS, SINGLE_FRAME_COUNTS
+from bspatial.catalog.counts import MULTI_FRAME_CATEGORY_COUNTS, SINGLE_FRAME_COUNTS
 from bspatial.reference import load_table, realise_outcomes
 
 logger = logging.getLogger(__name__)

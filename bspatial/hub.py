@@ -24,9 +24,10 @@ import hashlib
 import logging
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
+
+from bspatial.common.paths import data_root
 
 logger = logging.getLogger(__name__)
 
@@ -35,23 +36,6 @@ HUB_NAMESPACE = "behavior-spatial"  # load_dataset("behavior-spatial/<suite>")
 SUITES = ("vqa", "ir")
 # evaluate's canonical metrics live under this Hub namespace; the cache folder name joins it with "--".
 _CANONICAL_NAMESPACE = "evaluate-metric"
-_SHARE_SUBDIR = Path("share") / "behavior-spatial"
-
-
-def data_root() -> Path:
-    """The folder holding ``metrics/`` and ``datasets/``: the source checkout, else the install prefix.
-
-    An editable install (``pip install -e``) runs from the checkout; a wheel install ships both
-    folders as data files under ``<prefix>/share/behavior-spatial`` (see setup.py).
-    """
-    checkout = Path(__file__).resolve().parent.parent
-    for root in (checkout, Path(sys.prefix) / _SHARE_SUBDIR):
-        if (root / "metrics").is_dir():
-            return root
-    raise FileNotFoundError(
-        f"cannot find the metrics/ folder next to the package ({checkout}) or under "
-        f"{Path(sys.prefix) / _SHARE_SUBDIR}; reinstall behavior-spatial"
-    )
 
 
 def metric_script(name: str) -> Path:

@@ -277,7 +277,7 @@ class BSpatialVLAForActionPrediction(BSpatialVLAPreTrainedModel):
     the checkpoint lacks any weight (never a silent random init).
 
     Example:
-        >>> from bspatial.modeling.testing_utils import tiny_policy_config
+        >>> from bspatial.modeling.tiny_backbone import tiny_policy_config
         >>> model = BSpatialVLAForActionPrediction(tiny_policy_config())
         >>> sorted(name for name, _ in model.named_children())
         ['action_expert', 'vlm']

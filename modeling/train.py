@@ -27,36 +27,20 @@ import logging
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .training_data import (  # noqa: F401  (re-exported: train's public data API)
-    _step_seed,
-    build_dataset,
-    episode_tasks,
-    FirstFrameAnchorDataset,
-    nested_task_subset,
-    policy_dataset,
-    ProcessorCollate,
-    StepBatchSampler,
-    task_balanced_weights,
-)
+from bspatial.common.files import atomic_write_text, publish_folder
+
+from .training_config import TINY_BACKBONE, TrainingConfig, get_preset
+from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, dataset_metadata, policy_dataset,
+                            step_seed, task_balanced_weights)
 
 logger = logging.getLogger(__name__)
 
-# Table S3 common settings: AdamW betas (0.9, 0.95), no weight decay, clipping at 1.0, bf16 without
-# EMA, 4k linear warmup steps, cosine schedule, action horizon 32.
-ADAM_BETAS = (0.9, 0.95)
-WEIGHT_DECAY = 0.0
-GRAD_CLIP_NORM = 1.0
-WARMUP_STEPS = 4000
-BACKBONE = "Qwen/Qwen3.5-4B"  # paper Section 4
-TINY_BACKBONE = "tiny"  # the offline random tiny Qwen3.5 of testing_utils (tests, demo)
-# Policy images are 224 x 224 (Appendix 13.3); Qwen's resize keeps 224 (7 x 32) unchanged.
-POLICY_IMAGE_PIXELS = 224 * 224
 # What the processor produces and forward() takes.
 MODEL_INPUTS = ("input_ids", "attention_mask", "mm_token_type_ids", "pixel_values", "image_grid_thw", "state",
                 "actions", "action_is_pad")
@@ -64,126 +48,6 @@ CHECKPOINTS_DIR = "checkpoints"
 PRETRAINED_DIR = "pretrained_model"
 METRICS_FILE = "metrics.jsonl"
 TRAINING_CONFIG_FILE = "training_config.json"
-
-
-@dataclass(frozen=True)
-class TrainingConfig:
-    """Optimisation, schedule, data and logging for one run (the model config is separate, STYLE rule 3).
-
-    Args:
-        name: preset name.
-        batch_size: global batch (all processes together) per optimiser step (Table S3).
-        peak_lr: learning rate after warmup (Table S3).
-        max_steps: total optimiser steps; the cosine schedule ends here (Table S3 "Checkpoint").
-        warmup_steps: linear warmup from 0 to ``peak_lr``.
-        adam_betas, weight_decay, grad_clip_norm: AdamW and clipping (Table S3).
-        mixed_precision: ``"bf16"`` (Table S3) is used where the accelerator supports it, else fp32.
-        backbone: Qwen3.5 checkpoint id / path, or ``"tiny"`` for the offline random tiny backbone.
-        vlm_adapter: ``"frozen"`` (baseline) or ``"lora"`` (+LoRA-VLM, Appendix C.1).
-        expert_init: ``"fresh"`` or ``"checkpoint"`` (+DROID-style init: ``init_expert_from`` needed).
-        model_overrides: ``BSpatialVLAConfig`` fields of the variant (e.g. ``ir_mode``).
-        data_fraction: per-task fraction of episodes (1.0, or the nested 0.3 / 0.5 subsets).
-        task_column: episode metadata column whose value defines a task for uniform sampling.
-        save_every, log_every: checkpoint and logging periods in steps.
-        num_workers: DataLoader worker processes.
-        seed: seeds batches, noise, times, subsets and the model init.
-        image_pixels: maximum pixels per image after Qwen's resize.
-    """
-
-    name: str
-    batch_size: int
-    peak_lr: float
-    max_steps: int
-    warmup_steps: int = WARMUP_STEPS
-    adam_betas: tuple[float, float] = ADAM_BETAS
-    weight_decay: float = WEIGHT_DECAY
-    grad_clip_norm: float = GRAD_CLIP_NORM
-    mixed_precision: str = "bf16"
-    backbone: str = BACKBONE
-    vlm_adapter: str = "frozen"
-    expert_init: str = "fresh"
-    model_overrides: Mapping = field(default_factory=dict)
-    data_fraction: float = 1.0
-    task_column: str = "tasks"
-    save_every: int = 5000
-    log_every: int = 50
-    num_workers: int = 4
-    seed: int = 0
-    image_pixels: int = POLICY_IMAGE_PIXELS
-
-    def __post_init__(self):
-        for name in ("batch_size", "max_steps", "save_every", "log_every", "image_pixels"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.warmup_steps < 0 or self.num_workers < 0:
-            raise ValueError(f"warmup_steps and num_workers must be >= 0, got {self.warmup_steps!r}, {self.num_workers!r}")
-        if not self.peak_lr > 0:
-            raise ValueError(f"peak_lr must be positive, got {self.peak_lr!r}")
-        if self.vlm_adapter not in ("frozen", "lora"):
-            raise ValueError(f"vlm_adapter must be 'frozen' or 'lora', got {self.vlm_adapter!r}")
-        if self.expert_init not in ("fresh", "checkpoint"):
-            raise ValueError(f"expert_init must be 'fresh' or 'checkpoint', got {self.expert_init!r}")
-        if self.mixed_precision not in ("bf16", "no"):
-            raise ValueError(f"mixed_precision must be 'bf16' or 'no', got {self.mixed_precision!r}")
-        if not 0 < self.data_fraction <= 1:
-            raise ValueError(f"data_fraction must lie in (0, 1], got {self.data_fraction!r}")
-
-
-# Every named preset, in one list (Table S3 rows, plus the nested data subsets and `tiny`); PRESETS
-# below adds the tiny variants derived from them.
-_DECLARED_PRESETS: tuple[TrainingConfig, ...] = (
-    TrainingConfig("pi05_qwen_frozen", batch_size=256, peak_lr=4e-4, max_steps=100_000),
-    TrainingConfig("pi05_qwen_lora", batch_size=128, peak_lr=2.8e-4, max_steps=110_000, vlm_adapter="lora"),
-    TrainingConfig("pi05_qwen_droid_init", batch_size=256, peak_lr=4e-4, max_steps=90_000, expert_init="checkpoint"),
-    TrainingConfig("pi05_qwen_dot_ir", batch_size=256, peak_lr=4e-4, max_steps=100_000,
-                   model_overrides={"ir_mode": "dot"}),
-    TrainingConfig("pi05_qwen_dot_ir_anchor", batch_size=256, peak_lr=4e-4, max_steps=100_000,
-                   model_overrides={"ir_mode": "dot", "first_frame_anchor": True}),
-    TrainingConfig("pi05_qwen_attn_map_ir", batch_size=256, peak_lr=4e-4, max_steps=100_000,
-                   model_overrides={"ir_mode": "attn_map"}),
-    # Section 5 / Appendix 16.9: the data-scaling study retrains the dot-IR policy on nested subsets.
-    TrainingConfig("pi05_qwen_dot_ir_data50", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.5,
-                   model_overrides={"ir_mode": "dot"}),
-    TrainingConfig("pi05_qwen_dot_ir_data30", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.3,
-                   model_overrides={"ir_mode": "dot"}),
-    TrainingConfig("pi05_qwen_navigation", batch_size=512, peak_lr=4.2e-4, max_steps=60_000),
-    # Tests and the demo: tiny random backbone, fp32, a few steps, no worker processes.
-    TrainingConfig("tiny", batch_size=2, peak_lr=1e-3, max_steps=4, warmup_steps=1, mixed_precision="no",
-                   backbone=TINY_BACKBONE, save_every=2, log_every=1, num_workers=0, image_pixels=64 * 64),
-)
-# The six policy variants of Section 4.2 (Table 4 rows); each gets a tiny counterpart below.
-VARIANT_PRESETS = ("pi05_qwen_frozen", "pi05_qwen_lora", "pi05_qwen_droid_init", "pi05_qwen_dot_ir",
-                   "pi05_qwen_dot_ir_anchor", "pi05_qwen_attn_map_ir")
-# Fields that define a variant (what trains, how it starts, what it sees); everything else of a tiny
-# variant (backbone, batch, steps, precision) comes from `tiny`, so the tiny and the paper variant
-# cannot drift apart.
-VARIANT_FIELDS = ("vlm_adapter", "expert_init", "model_overrides", "data_fraction")
-TINY_PREFIX = "tiny_"
-
-
-def _tiny_variants(presets: Sequence[TrainingConfig]) -> tuple[TrainingConfig, ...]:
-    known = {p.name: p for p in presets}
-    return tuple(replace(known["tiny"], name=TINY_PREFIX + name.removeprefix("pi05_qwen_"),
-                         **{f: getattr(known[name], f) for f in VARIANT_FIELDS}) for name in VARIANT_PRESETS)
-
-
-# The declared presets, then tiny_frozen, tiny_lora, tiny_droid_init, tiny_dot_ir, tiny_dot_ir_anchor and
-# tiny_attn_map_ir (tests and demos of every variant).
-PRESETS: tuple[TrainingConfig, ...] = _DECLARED_PRESETS + _tiny_variants(_DECLARED_PRESETS)
-
-
-def get_preset(name: str, **overrides) -> TrainingConfig:
-    """The named preset, with fields replaced by ``overrides``; unknown names list the known ones.
-
-    Example:
-        >>> get_preset("pi05_qwen_lora").peak_lr, get_preset("tiny", max_steps=2).max_steps
-        (0.00028, 2)
-    """
-    known = {preset.name: preset for preset in PRESETS}
-    if name not in known:
-        raise ValueError(f"unknown preset {name!r}; known presets: {sorted(known)}")
-    return replace(known[name], **overrides)
 
 
 # ---- model ----------------------------------------------------------------------------------------
@@ -202,7 +66,7 @@ def dataset_shapes(meta) -> dict:
 
 def build_policy(config: TrainingConfig, meta, init_expert_from: str | None = None):
     """Model, processor and the trainable-parameter report for a preset and a dataset."""
-    from . import testing_utils
+    from . import tiny_backbone
     from .modeling_bspatial_vla import BSpatialVLAForActionPrediction
     from .processing_bspatial_vla import BSpatialVLAProcessor
     from .variants import apply_lora, count_parameters, load_action_expert
@@ -210,8 +74,8 @@ def build_policy(config: TrainingConfig, meta, init_expert_from: str | None = No
     shapes = {**dataset_shapes(meta), **dict(config.model_overrides)}
     torch.manual_seed(config.seed)
     if config.backbone == TINY_BACKBONE:
-        model = BSpatialVLAForActionPrediction(testing_utils.tiny_policy_config(**shapes))
-        qwen = testing_utils.build_tiny_processor()
+        model = BSpatialVLAForActionPrediction(tiny_backbone.tiny_policy_config(**shapes))
+        qwen = tiny_backbone.build_tiny_processor()
     else:
         from transformers import AutoProcessor
 
@@ -272,9 +136,7 @@ def read_metrics(output_dir: str | os.PathLike) -> list[dict]:
 def _truncate_metrics(output_dir: Path, step: int) -> None:
     """On resume, drop records logged after the checkpoint (the resumed run logs them again)."""
     kept = [r for r in read_metrics(output_dir) if r["step"] <= step]
-    tmp = output_dir / (METRICS_FILE + ".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
-    os.replace(tmp, output_dir / METRICS_FILE)
+    atomic_write_text(output_dir / METRICS_FILE, "".join(json.dumps(r) + "\n" for r in kept))
 
 
 def checkpoint_dir(output_dir: str | os.PathLike, step: int) -> Path:
@@ -301,8 +163,7 @@ def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor)
     if accelerator.is_main_process:
         export_pretrained(accelerator.unwrap_model(model), processor, tmp / PRETRAINED_DIR)
         (tmp / "step.json").write_text(json.dumps({"step": step}))
-        shutil.rmtree(final, ignore_errors=True)
-        os.replace(tmp, final)  # a checkpoint folder exists only once complete
+        publish_folder(tmp, final)  # a checkpoint folder exists only once complete
     accelerator.wait_for_everyone()
 
 
@@ -322,8 +183,7 @@ def export_pretrained(model, processor, path: Path) -> None:
     plain = copy.deepcopy(model).merge_and_unload() if isinstance(model, PeftModel) else model
     plain.save_pretrained(tmp)
     processor.save_pretrained(tmp)
-    shutil.rmtree(path, ignore_errors=True)
-    os.replace(tmp, path)
+    publish_folder(tmp, path)
 
 
 def _export_final(model, processor, output_dir: Path, step: int) -> None:
@@ -337,8 +197,7 @@ def _export_final(model, processor, output_dir: Path, step: int) -> None:
     tmp = target.with_name(target.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(source / PRETRAINED_DIR, tmp)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
+    publish_folder(tmp, target)
 
 
 # ---- the loop -------------------------------------------------------------------------------------
@@ -362,7 +221,7 @@ def _flow_draws(batch: Mapping, model_config, seed: int, step: int, process: int
     from .flow_matching import sample_time
 
     actions = batch["actions"]
-    generator = torch.Generator().manual_seed(_step_seed(seed, step, "flow", process))
+    generator = torch.Generator().manual_seed(step_seed(seed, step, "flow", process))
     noise = torch.randn(actions.shape, generator=generator)
     time = sample_time(actions.shape[0], alpha=model_config.time_beta_alpha, beta=model_config.time_beta_beta,
                        scale=model_config.time_scale, offset=model_config.time_offset, generator=generator)
@@ -409,8 +268,8 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
     # once per optimiser step (not once per process, Accelerate's default for unsplit batches).
     accelerator = Accelerator(mixed_precision="bf16" if bf16 else "no", step_scheduler_with_optimizer=False,
                               log_with=[_jsonl_tracker_class()(out / METRICS_FILE), *trackers])
-    dataset, tasks = build_dataset(dataset_root, config, chunk_size=32)
-    model, processor, report = build_policy(config, dataset.meta, init_expert_from)
+    model, processor, report = build_policy(config, dataset_metadata(dataset_root), init_expert_from)
+    dataset, tasks = build_dataset(dataset_root, config, chunk_size=model.config.chunk_size)
     logger.info("preset %s on %d frames of %d episodes: %s", config.name, len(dataset), dataset.num_episodes, report)
     dataset = policy_dataset(dataset, processor)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.peak_lr,
@@ -481,9 +340,3 @@ def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_
             _save_checkpoint(accelerator, out, step, model, processor)
     bar.close()
     return losses
-
-
-__all__ = ["PRESETS", "FirstFrameAnchorDataset", "StepBatchSampler", "TrainResult", "TrainingConfig",
-           "build_dataset", "build_policy", "checkpoint_dir", "episode_tasks", "export_pretrained", "get_preset",
-           "latest_checkpoint", "nested_task_subset", "policy_dataset", "read_metrics", "task_balanced_weights",
-           "train"]

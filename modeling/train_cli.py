@@ -28,7 +28,8 @@ def train_command(
     tracker: Annotated[Optional[list[str]], typer.Option(help="Extra Accelerate tracker (repeatable), e.g. wandb.")] = None,
 ) -> None:
     """Train BEHAVIOR-Spatial-VLA on LeRobot demonstrations with Accelerate; list presets with --preset help."""
-    from .train import PRESETS, train
+    from .train import train
+    from .training_config import PRESETS
 
     if preset == "help":
         for p in PRESETS:

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import math
 import os
-import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-if TYPE_CHECKING:
-    from .train import TrainingConfig
+from bspatial.common.seeds import derive_seed
+from .training_config import TrainingConfig
 
 
 def episode_tasks(episodes, column: str) -> dict[int, str]:
@@ -46,7 +44,7 @@ def nested_task_subset(tasks: Mapping[int, str], fraction: float, seed: int = 0)
     chosen = []
     for task in sorted(set(tasks.values())):
         episodes = sorted(e for e, t in tasks.items() if t == task)
-        order = np.random.default_rng([seed, zlib.crc32(task.encode())]).permutation(len(episodes))
+        order = np.random.default_rng([seed, derive_seed(task)]).permutation(len(episodes))
         keep = max(1, math.ceil(fraction * len(episodes) - 1e-9))
         chosen += [episodes[i] for i in order[:keep]]
     return sorted(chosen)
@@ -81,14 +79,14 @@ class StepBatchSampler(torch.utils.data.Sampler):
 
     def __iter__(self) -> Iterator[list[int]]:
         for step in range(self.start_step, self.max_steps):
-            generator = torch.Generator().manual_seed(_step_seed(self.seed, step, "batch"))
+            generator = torch.Generator().manual_seed(step_seed(self.seed, step, "batch"))
             sampler = torch.utils.data.WeightedRandomSampler(self.weights, self.batch_size, replacement=True,
                                                              generator=generator)
             yield list(sampler)[self.offset:self.offset + self.per_process]
 
 
-def _step_seed(seed: int, step: int, purpose: str, process: int = 0) -> int:
-    return zlib.crc32(f"{seed}/{step}/{purpose}/{process}".encode())
+def step_seed(seed: int, step: int, purpose: str, process: int = 0) -> int:
+    return derive_seed(seed, step, purpose, process)
 
 
 class ProcessorCollate:
@@ -103,12 +101,23 @@ class ProcessorCollate:
         return dict(self.processor(default_collate(list(items))))
 
 
-def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk_size: int):
-    """The LeRobot dataset (selected episodes, 32-step action chunks, uint8 frames) and its task labels."""
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset, LeRobotDatasetMetadata
+def dataset_metadata(dataset_root: str | os.PathLike):
+    """The LeRobot metadata of the local dataset at ``dataset_root`` (no frame is decoded)."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDatasetMetadata
 
-    repo_id = f"local/{Path(dataset_root).name}"
-    meta = LeRobotDatasetMetadata(repo_id, root=dataset_root)
+    return LeRobotDatasetMetadata(f"local/{Path(dataset_root).name}", root=dataset_root)
+
+
+def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk_size: int):
+    """The LeRobot dataset (selected episodes, ``chunk_size``-step action chunks, uint8 frames) and its task labels.
+
+    ``chunk_size`` is the policy's (``model.config.chunk_size``): the data follows the model, never a
+    second copy of the number.
+    """
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    meta = dataset_metadata(dataset_root)
+    repo_id = meta.repo_id
     tasks = episode_tasks(meta.episodes, config.task_column)
     episodes = nested_task_subset(tasks, config.data_fraction, config.seed) if config.data_fraction < 1 else None
     # Chunks start at the current frame; lerobot pads past the episode end and flags it in action_is_pad.

@@ -34,18 +34,18 @@ import dataclasses
 import functools
 import math
 import re
-import zlib
 from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
 
-from bspatial.sim.floorplans import RoomRegion, bathtub, room_floor, toilet, walls
-from bspatial.sim.scenes import (DEFAULT_LIGHTS, TOP_CAMERA, Support, bed, bookcase, countertop, rect_polygon, shelving,
+from bspatial.common.seeds import derive_seed
+from bspatial.world.floorplans import RoomRegion, bathtub, room_floor, toilet, walls
+from bspatial.world.furniture import (DEFAULT_LIGHTS, TOP_CAMERA, Support, bed, bookcase, countertop, rect_polygon, shelving,
                                  sofa, straight_chair, table)
-from bspatial.sim.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Surface
-from bspatial.tasks.assets import rgba, tile_texture, wood_texture
-from bspatial.tasks.manipulation import objects as shapes
+from bspatial.world.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Surface
+from bspatial.world.textures import rgba, tile_texture, wood_texture
+from bspatial.world import objects as shapes
 
 N_GENERAL_ACTIVITIES = 49
 """Section 3.3: "General VQA spans 49 activities"."""
@@ -87,7 +87,7 @@ class ObjectKind:
     Attributes:
         category: BEHAVIOR category (bddl ``category_mapping.csv``).
         shape: ``box`` / ``cylinder`` / ``sphere`` / ``bottle`` / ``pan``, or ``builder:<name>`` for the
-            detailed shapes of :mod:`bspatial.tasks.manipulation.objects`.
+            detailed shapes of :mod:`bspatial.world.objects`.
         proportions: (x, y, z) extents as fractions of the longest dimension (max is 1).
         length: (low, high) range of the longest dimension (m), real-world proportions.
         rgb: base colour.
@@ -265,7 +265,7 @@ def eligible_activities() -> list[str]:
     root = resources.files("bddl") / "activity_definitions"
     names = sorted(p.name for p in root.iterdir() if (p / "problem0.bddl").is_file())
     keep = [n for n in names if (a := load_activity(n)).room and len(a.categories) >= MIN_RENDERABLE]
-    return sorted(keep, key=lambda n: (zlib.crc32(n.encode()), n))
+    return sorted(keep, key=lambda n: (derive_seed(n), n))
 
 
 # Pinned output of eligible_activities()[:49] under bddl 3.7 (see the module docstring).
@@ -338,7 +338,7 @@ def activity_scene(activity: str, seed: int) -> ActivityScene:
     act = load_activity(activity)
     if not act.room:
         raise ValueError(f"activity {activity!r} takes place in no home room {HOME_ROOMS}")
-    rng = np.random.default_rng(zlib.crc32(f"{activity}/{seed}".encode()))
+    rng = np.random.default_rng(derive_seed(activity, seed))
     rooms = _layout(act.room, rng)
     home = GRID_COLUMNS // 2  # row 0, middle column
     room = rooms[home]
@@ -394,7 +394,7 @@ def _layout(activity_room: str, rng: np.random.Generator) -> list[RoomRegion]:
 
 
 def _walls(rooms: list[RoomRegion]) -> tuple[ObjectSpec, ...]:
-    from bspatial.sim.scenes import WALL_THICKNESS as t
+    from bspatial.world.furniture import WALL_THICKNESS as t
 
     x0 = min(r.bounds[0] for r in rooms)
     x1 = max(r.bounds[1] for r in rooms)

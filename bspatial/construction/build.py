@@ -24,21 +24,21 @@ import hashlib
 import importlib.util
 import json
 import logging
-import os
 import re
 import shutil
 import sys
 import tempfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from bspatial.common.files import publish_folder
+from bspatial.common.seeds import derive_seed
 from bspatial.construction.general import GeneralPlan
-from bspatial.construction.paper_counts import (IR_QUERIES, MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS,
+from bspatial.catalog.counts import (IR_QUERIES, MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS,
                                                 TASK_MANIPULATION_VQA, TASK_NAVIGATION_VQA, split_evenly)
-from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS, TASKS
+from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS, TASKS
 
 logger = logging.getLogger(__name__)
 
@@ -172,7 +172,7 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
         fingerprint = _fingerprint(preset, seed)
         stage = tmp / "out"
         _export(records, stage, tmp / "cache", counts, preset, seed, fingerprint, quality)
-        _publish(stage, out)
+        publish_folder(stage, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return {"vqa": out / "vqa", "ir": out / "ir"}
@@ -182,7 +182,7 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
 
 
 def _draw_seed(seed: int, task: str, variant: str, k: int) -> int:
-    return zlib.crc32(f"{seed}/{task}/{variant}/{k}".encode())
+    return derive_seed(seed, task, variant, k)
 
 
 def _slug(text: str) -> str:
@@ -428,7 +428,7 @@ def _build_navigation(sim, preset: Preset, seed: int, root: Path, vqa) -> dict[s
 
 def builder_module(suite: str):
     """Import ``datasets/bspatial_<suite>/bspatial_<suite>.py`` by path (``datasets/`` is not a package)."""
-    from bspatial.hub import data_root  # the checkout, or the wheel's share/ folder
+    from bspatial.common.paths import data_root  # the checkout, or the wheel's share/ folder
 
     path = data_root() / "datasets" / f"bspatial_{suite}" / f"bspatial_{suite}.py"
     spec = importlib.util.spec_from_file_location(f"bspatial_{suite}_builder", path)
@@ -508,14 +508,3 @@ def _write_card(repo: Path, suite: str, configs: list[str], counts: dict, preset
                                fingerprint=fingerprint, version=getattr(bspatial, "__version__", "0"),
                                quality_markdown=quality)
     (repo / "README.md").write_text(card)
-
-
-def _publish(stage: Path, out: Path) -> None:
-    """Rename the finished build onto ``out`` (replacing an old build only after the new one exists)."""
-    if out.exists():
-        trash = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.replace(out, trash)
-        os.replace(stage, out)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(stage, out)

@@ -23,7 +23,7 @@ SUITES = ("vqa", "ir")
 
 
 def _template_path(suite: str) -> Path:
-    from bspatial.hub import data_root  # the checkout, or the wheel's share/ folder
+    from bspatial.common.paths import data_root  # the checkout, or the wheel's share/ folder
 
     return data_root() / "hub_cards" / f"dataset_{suite}.md"
 

@@ -1,8 +1,11 @@
-"""``bspatial build``: the typer command function (wired in ``bspatial.cli``). Heavy imports are lazy."""
+"""``bspatial build`` and ``bspatial sim calibrate-budgets``: typer command functions (wired in ``bspatial.cli``).
+
+Heavy imports are lazy."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -30,3 +33,21 @@ def build_command(
     logging.getLogger(__name__).info("built in %.1f s", time.perf_counter() - start)
     for suite, repo in repos.items():
         typer.echo(f"{suite}: {repo}")
+
+
+def sim_calibrate_budgets(
+    tasks: str = typer.Option("", "--tasks", help="comma-separated task names (default: all 25)"),
+    seeds: int = typer.Option(20, "--seeds", help="expert episodes per instruction variant"),
+    out: Optional[Path] = typer.Option(None, "--out", help="budget file (default: the packaged one)"),
+) -> Path:
+    """Recalibrate the per-task step budgets from scripted-expert demonstration lengths."""
+    import logging
+
+    from bspatial.construction import budgets
+    from bspatial.tasks.budgets import BUDGET_FILE
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    data = budgets.calibrate([t for t in tasks.split(",") if t] or None, seeds=seeds)
+    path = budgets.write_budgets(data, out or BUDGET_FILE)
+    typer.echo(f"wrote {path}")
+    return path

@@ -12,7 +12,7 @@ What one frame holds (DESIGN §4 keys):
 * ``observation.state``: the 84-dim ``RobotState.proprio`` at that step;
 * ``action``: the 23-dim action the expert commanded at that step;
 * ``observation.ir_target``: float32 ``(x, y)`` on the 224 grid, the oracle IR point of Appendix 13.3
-  (:func:`bspatial.modeling.ir_rendering.target_pixel`), NaN when the box has no valid projection. Reach: the
+  (:func:`bspatial.scoring.ir_target.ir_target_pixel`), NaN when the box has no valid projection. Reach: the
   instructed object's 3D box at that step. Placement: the manipulated object's 3D box in the final
   demonstration frame (where it came to rest), reprojected through that step's head camera;
 * ``task``: the instruction text (lerobot's task string).
@@ -60,19 +60,14 @@ from typing import Sequence
 
 import numpy as np
 
+from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, CAMERAS, CONTROL_HZ, IR_TARGET_KEY, POLICY_IMAGE_SIZE,
+                                     STATE_DIM, STATE_KEY, image_key)
+from bspatial.common.files import publish_folder
+from bspatial.scoring.ir_target import box_corners, ir_target_pixel
+
 logger = logging.getLogger(__name__)
 
 _SVT_LOG_WARNINGS = "2"  # SVT-AV1 log levels: 0 fatal, 1 error, 2 warning, 3 info (default)
-FPS = 30
-"""Control rate of :class:`~bspatial.sim.mujoco_backend.MujocoBackend` (8 x 1/240 s per action)."""
-CAMERAS: tuple[str, ...] = ("head", "left_wrist", "right_wrist")
-IMAGE_SIZE = 224  # Appendix 13.3: the 224 x 224 policy images
-STATE_DIM = 84    # RobotState.proprio
-ACTION_DIM = 23   # DESIGN §4: R1Pro action layout
-IMAGE_KEY = "observation.images.rgb.{camera}"
-STATE_KEY = "observation.state"
-ACTION_KEY = "action"
-IR_TARGET_KEY = "observation.ir_target"
 EPISODE_COLUMNS: tuple[str, ...] = ("task_name", "variant", "split", "scene_seed", "training_index")
 """Per-episode extras added to ``meta/episodes`` (see the module docstring)."""
 EXACT_STATS_KEYS: tuple[str, ...] = (STATE_KEY, ACTION_KEY)
@@ -103,15 +98,15 @@ def scene_seed(seed: int, task: str, attempt: int) -> int:
         True
     """
     from bspatial.construction.splits import split_seed
-    from bspatial.scoring.task_specs import canonical_task_name
+    from bspatial.catalog.tasks import canonical_task_name
 
     return split_seed(seed, canonical_task_name(task), "training", attempt)
 
 
-def demo_features(cameras: Sequence[str] = CAMERAS, image_size: int = IMAGE_SIZE) -> dict:
+def demo_features(cameras: Sequence[str] = CAMERAS, image_size: int = POLICY_IMAGE_SIZE) -> dict:
     """LeRobot feature spec of the demonstrations (DESIGN §4 keys)."""
     shape = (image_size, image_size, 3)
-    features = {IMAGE_KEY.format(camera=c): {"dtype": "video", "shape": shape, "names": ["height", "width", "channels"]}
+    features = {image_key(c): {"dtype": "video", "shape": shape, "names": ["height", "width", "channels"]}
                 for c in cameras}
     features[STATE_KEY] = {"dtype": "float32", "shape": (STATE_DIM,), "names": None}
     features[ACTION_KEY] = {"dtype": "float32", "shape": (ACTION_DIM,), "names": None}
@@ -149,22 +144,19 @@ class RecordedEpisode:
 
     def ir_targets(self) -> np.ndarray:
         """(T, 2) float32 oracle IR points on the 224 grid, NaN where the box has no valid projection."""
-        from bspatial.modeling.ir_rendering import target_pixel
 
         out = np.full((len(self), 2), np.nan, np.float32)
         if not self.reach_boxes and self.final_box is None:   # navigation: no oracle IR target
             return out
         for t, (K, pose) in enumerate(self.head_cameras):
             box = self.reach_boxes[t] if self.reach_boxes else self.final_box
-            pixel = target_pixel(box, K, pose, (IMAGE_SIZE, IMAGE_SIZE), out_size=IMAGE_SIZE)
+            pixel = ir_target_pixel(box, K, pose, (POLICY_IMAGE_SIZE, POLICY_IMAGE_SIZE), out_size=POLICY_IMAGE_SIZE)
             if pixel is not None:
                 out[t] = pixel
         return out
 
 
 def _corners(bbox) -> np.ndarray:
-    from bspatial.modeling.ir_rendering import box_corners
-
     return box_corners(bbox.center, bbox.half_extents, bbox.rotation)
 
 
@@ -201,7 +193,7 @@ class _PrefixPolicy:
     def __call__(self, observation) -> np.ndarray:
         import math
 
-        from bspatial.sim.backend import ACTION_SLICES
+        from bspatial.catalog.schema import ACTION_SLICES
 
         if not self.done:
             x, y, yaw = (float(v) for v in observation.state.base_pose)
@@ -242,12 +234,12 @@ def paperback_prefix_spawn(instance):
     the other) or not at all.
 
     Returns:
-        ``(spawn, (book_a, book_b))`` with ``spawn`` a :class:`~bspatial.sim.spec.RobotSpawn`, or None.
+        ``(spawn, (book_a, book_b))`` with ``spawn`` a :class:`~bspatial.world.spec.RobotSpawn`, or None.
     """
     import dataclasses
     import math
 
-    from bspatial.tasks.geometry import object_box
+    from bspatial.world.relations import object_box
 
     if instance.task != PAPERBACK_TASK:
         raise ValueError(f"the paperback prefix applies to task {PAPERBACK_TASK!r} only, got {instance.task!r}")
@@ -274,7 +266,7 @@ def record_episode(backend, instance, split: str = "train", *, prefix_to=None) -
     """Run the scripted expert on ``instance`` with the policy cameras; (episode, "") if scored correct.
 
     Args:
-        prefix_to: a :class:`~bspatial.sim.spec.RobotSpawn` to drive the base to before the expert starts
+        prefix_to: a :class:`~bspatial.world.spec.RobotSpawn` to drive the base to before the expert starts
             (the paperback prefix; ``instance.scene.robot`` is then the augmented spawn).
 
     Returns ``(None, reason)`` for an episode the rules do not score ``correct`` (reason: the outcome
@@ -319,7 +311,7 @@ def record_navigation_episode(backend, task: str, seed: int, split: str = "train
 def _write_episode(dataset, episode: RecordedEpisode) -> None:
     targets = episode.ir_targets()
     for t in range(len(episode)):
-        frame = {IMAGE_KEY.format(camera=c): episode.images[t][c] for c in CAMERAS}
+        frame = {image_key(c): episode.images[t][c] for c in CAMERAS}
         frame[STATE_KEY] = episode.states[t]
         frame[ACTION_KEY] = episode.actions[t]
         frame[IR_TARGET_KEY] = targets[t]
@@ -453,7 +445,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         FileExistsError: ``out`` exists and ``overwrite`` is False.
         ValueError: bad arguments, or no episode at all was scored correct.
     """
-    from bspatial.scoring.task_specs import NAVIGATION_TASKS
+    from bspatial.catalog.tasks import NAVIGATION_TASKS
     from bspatial.scoring.trace import SPLITS
     from bspatial.tasks import get_task, task_names
 
@@ -476,9 +468,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
     try:
         root = tmp / "dataset"
         counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(root, out)
+        publish_folder(root, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     logger.info("demos: %d episodes, %d frames, %d rejected -> %s", counts["episodes"], counts["frames"],
@@ -492,11 +482,11 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
 
     from bspatial.sim.mujoco_backend import CONTROL_DT, MujocoBackend
 
-    if round(1.0 / CONTROL_DT) != FPS:
-        raise ValueError(f"FPS={FPS} must equal the simulator's control rate {1.0 / CONTROL_DT:g} Hz")
-    dataset = LeRobotDataset.create(REPO_ID, fps=FPS, features=demo_features(), root=root, use_videos=True,
+    if round(1.0 / CONTROL_DT) != CONTROL_HZ:
+        raise ValueError(f"CONTROL_HZ={CONTROL_HZ} must equal the simulator's control rate {1.0 / CONTROL_DT:g} Hz")
+    dataset = LeRobotDataset.create(REPO_ID, fps=CONTROL_HZ, features=demo_features(), root=root, use_videos=True,
                                     robot_type="r1pro")
-    backend = MujocoBackend(camera_size=IMAGE_SIZE)
+    backend = MujocoBackend(camera_size=POLICY_IMAGE_SIZE)
     try:
         rows, rejected, frames = _record_all(dataset, backend, names, episodes_per_task, seed, split, paperback_prefix,
                                              spa_withheld)
@@ -508,13 +498,13 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
     images = root / "images"  # lerobot's staging folder for frames before encoding; empty once encoded
     if images.is_dir() and not any(p.is_file() for p in images.rglob("*")):
         shutil.rmtree(images)
-    provenance = {"tasks": names, "episodes_per_task": episodes_per_task, "seed": seed, "split": split, "fps": FPS,
+    provenance = {"tasks": names, "episodes_per_task": episodes_per_task, "seed": seed, "split": split, "fps": CONTROL_HZ,
                   "paperback_prefix": paperback_prefix,
                   "episodes": [{"episode_index": i, **row} for i, row in rows.items()], "rejected": rejected}
     (root / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2))
     return {"episodes": len(rows), "frames": int(len(frames[ACTION_KEY])), "rejected": len(rejected)}
 
 
-__all__ = ["CAMERAS", "EPISODE_COLUMNS", "FPS", "IR_TARGET_KEY", "PREFIX_MAX_OFFSET_M", "RecordedEpisode", "SUITES",
+__all__ = ["EPISODE_COLUMNS", "PREFIX_MAX_OFFSET_M", "RecordedEpisode", "SUITES",
            "demo_features", "paperback_prefix_spawn", "record_demos", "record_episode", "record_navigation_episode",
            "scene_seed"]

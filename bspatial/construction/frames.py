@@ -18,10 +18,11 @@ from typing import Mapping
 
 import numpy as np
 
+from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE, HEAD_CAMERA
 from bspatial.sim.backend import CameraFrame
-from bspatial.sim.spec import SceneSpec
+from bspatial.world.spec import SceneSpec
 from bspatial.tasks.base import TaskInstance
-from bspatial.tasks.conditions import goal_state_scene  # noqa: F401  (re-exported: one implementation)
+from bspatial.tasks.conditions import goal_state_scene
 
 GOAL_VIEW_BACKOFF_M = 0.6
 """Container goal views: the robot steps back this far (along its heading) after placing ..."""
@@ -35,9 +36,6 @@ GOAL_VIEW_HIDDEN_LAYERS: dict[str, tuple[int, ...]] = {"bottom_cabinet": (1, 2)}
 """Container layers (1 = bottom) that the goal view cannot show (measured, see :data:`GOAL_VIEW_TORSO`):
 no question has them as its answer, so the layer template offers at most one of them as a distractor."""
 
-HEAD_CAMERA = "head"
-FRAME_SIZE = 720
-"""Construction frames are 720x720 (Appendix 14: "approximately 20 pixels for a 720 x 720 image")."""
 MIN_VISIBLE_PIXELS = 400
 """Visibility of queried and candidate objects: segmentation pixels in the 720x720 frame. Implementation
 choice scaled from the tasks' 40 px at 224x224 (x10.3 in area); Appendix 11 names no number."""
@@ -100,7 +98,7 @@ def _r(a) -> list[float]:
     return [round(float(x), 6) for x in np.asarray(a).ravel()]
 
 
-def capture(sim, scene: SceneSpec, *, size: int = FRAME_SIZE) -> FrameRecord:
+def capture(sim, scene: SceneSpec, *, size: int = CONSTRUCTION_FRAME_SIZE) -> FrameRecord:
     """Load ``scene`` into ``sim`` (a :class:`~bspatial.sim.backend.SimBackend`) and record its head frame."""
     sim.load(scene)
     frame = sim.render(HEAD_CAMERA, width=size, height=size)

@@ -38,11 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from bspatial.construction import calculator as calc
+from bspatial.common.seeds import derive_seed
+from bspatial.catalog.thresholds import DISTANCE_MARGIN, SIZE_MARGIN
+from bspatial.world import relations
 from bspatial.construction.activities import ROOM_NAMES, ActivityScene
 from bspatial.construction.frames import FrameRecord, json_default
 from bspatial.construction.templates import Question, display, four_options
-from bspatial.sim.spec import CameraSpec, RobotSpawn
+from bspatial.world.spec import CameraSpec, RobotSpawn
 
 CAP_SCALE = 1.5
 """Sublinear per-frame cap ceil(1.5 sqrt(n)) (Appendix 11 names a sublinear cap but no constant)."""
@@ -230,22 +232,22 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
 
     # Direction, object-relative: "From the viewpoint of {frame_idx}, where is {objA} relative to {objB}?"
     for a, b in itertools.permutations(visible, 2):
-        answer = calc.camera_direction(objects[a].center, objects[b].center, T)
+        answer = relations.camera_direction(objects[a].center, objects[b].center, T)
         if answer is not None:
             q = f"From the viewpoint of the image, where is the {label[a]} relative to the {label[b]}?"
-            add(four_options("direction", "object_relative", q, answer, calc.DIRECTIONS, rng), answer, object=a, reference=b)
+            add(four_options("direction", "object_relative", q, answer, relations.DIRECTIONS, rng), answer, object=a, reference=b)
     # Direction, robot-arm-relative: the arm's end-effector as the reference, camera perspective.
     for a, arm in itertools.product(visible, arms):
-        answer = calc.camera_direction(objects[a].center, arms[arm], T)
+        answer = relations.camera_direction(objects[a].center, arms[arm], T)
         if answer is not None:
             q = f"From the viewpoint of the image, where is the {label[a]} relative to the robot's {arm} arm?"
-            add(four_options("direction", "robot_arm_relative", q, answer, calc.DIRECTIONS, rng), answer, object=a, arm=arm)
+            add(four_options("direction", "robot_arm_relative", q, answer, relations.DIRECTIONS, rng), answer, object=a, arm=arm)
     # Locate: the storage cell / layer containing the object's centre.
     storage = record.objects[ascene.storage.name]
     if storage.visible():
         noun = "bookcase" if ascene.storage.kind == "grid" else "shelf"
         for a in visible:
-            cell = calc.locate_cell(objects[a].center, ascene.storage.cells)
+            cell = relations.locate_cell(objects[a].center, ascene.storage.cells)
             if cell is not None and objects[a].visible(answer=True):
                 q = f"From the viewpoint of the image, where is the {label[a]} located on the {noun}?"
                 add(four_options("direction", "locate", q, cell, sorted(ascene.storage.cells), rng), cell, object=a,
@@ -257,19 +259,19 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
     references += [("robot_arm_relative", f"the robot's {arm} arm", p, {"reference": f"{arm}_arm"}) for arm, p in arms.items()]
     for subtype, phrase, point, meta in references:
         pool = [n for n in visible if n != meta["reference"]]
-        values = {n: calc.center_distance(objects[n].center, point) for n in pool}
+        values = {n: relations.center_distance(objects[n].center, point) for n in pool}
         q = f"Measuring from the center of each object, which object is the closest to {phrase}?"
         per_reference = SETS_PER_REFERENCE if subtype == "object_relative" else len(pool)
-        for answer, names in _decisive_sets(values, "closest", calc.DISTANCE_MARGIN,
+        for answer, names in _decisive_sets(values, "closest", DISTANCE_MARGIN,
                                             [n for n in pool if objects[n].visible(answer=True)], rng,
                                             per_reference, TRIPLES_PER_ANSWER):
             add(four_options("distance", subtype, q, label[answer], [label[n] for n in names if n != answer], rng),
                 objects[answer].category, option_objects={label[n]: n for n in names},
                 values={n: values[n] for n in names}, point=list(np.asarray(point, float)), **meta)
     # Size: the longest dimension of the oriented box.
-    sizes = {n: calc.longest_dimension(objects[n].extents) for n in visible}
+    sizes = {n: relations.longest_dimension(objects[n].extents) for n in visible}
     q = "Measuring from the length of the longest dimension (length, width, or height), which object is the longest?"
-    for answer, names in _decisive_sets(sizes, "largest", calc.SIZE_MARGIN,
+    for answer, names in _decisive_sets(sizes, "largest", SIZE_MARGIN,
                                         [n for n in visible if objects[n].visible(answer=True)], rng,
                                         len(visible), SIZE_TRIPLES_PER_ANSWER):
         add(four_options("size", "object_relative", q, label[answer], [label[n] for n in names if n != answer], rng),
@@ -291,20 +293,20 @@ def _decisive_sets(values: dict[str, float], relation: str, margin: float, answe
 
     For a candidate answer ``a``, the distractors are drawn from the names that lose to it by at least the
     margin (relative gap >= ``margin``), so the answer is decisive among the four options by construction;
-    the caller's calculator check (``pick_extreme``) re-confirms it. Several triples per answer give the
+    the caller's calculator check (``pick_by_rank``) re-confirms it. Several triples per answer give the
     prior-balanced subsampling (:func:`subsample`) a choice of distractors; it keeps at most one.
     """
     out = []
     answered = 0
     for a in (answers[i] for i in rng.permutation(len(answers))):
         losers = sorted(n for n in values if n != a and (values[n] > values[a] if relation == "closest" else values[n] < values[a])
-                        and calc.relative_gap(values[n], values[a]) >= margin)
+                        and relations.relative_gap(values[n], values[a]) >= margin)
         if len(losers) < N_DISTRACTORS:
             continue
         seen: set[tuple[str, ...]] = set()
         for _ in range(triples):
             names = tuple(sorted([a, *(losers[i] for i in rng.choice(len(losers), N_DISTRACTORS, replace=False))]))
-            winner, gap = calc.pick_extreme({n: values[n] for n in names}, relation)
+            winner, gap = relations.pick_by_rank({n: values[n] for n in names}, relation)
             if names not in seen and winner == a and gap >= margin:
                 seen.add(names)
                 out.append((a, list(names)))
@@ -373,10 +375,10 @@ def room_candidates(pixels: dict[str, int], ascene: ActivityScene, last_pose: tu
     distances = {n: float(np.hypot(*(centers[n] - (x, y)))) for n in names}
     areas = {n: (rooms[n].bounds[1] - rooms[n].bounds[0]) * (rooms[n].bounds[3] - rooms[n].bounds[2]) for n in names}
     for values, relation, margin_needed, category, q in (
-            (distances, "closest", calc.DISTANCE_MARGIN, "distance",
+            (distances, "closest", DISTANCE_MARGIN, "distance",
              "Based on the given frames, measuring from room centers, which room is the closest to the robot's position "
              "at the last frame?"),
-            (areas, "largest", calc.SIZE_MARGIN, "size", "Based on the given frames, which room has the largest area?")):
+            (areas, "largest", SIZE_MARGIN, "size", "Based on the given frames, which room has the largest area?")):
         for answer, subset in _decisive_sets(values, relation, margin_needed, names, rng, per_reference=1):
             question = four_options(category, "object_relative", q, label[answer],
                                     [label[n] for n in subset if n != answer], rng)
@@ -486,9 +488,7 @@ class GeneralPlan:
 
 
 def _seed(*parts) -> int:
-    import zlib
-
-    return zlib.crc32("/".join(str(p) for p in parts).encode())
+    return derive_seed(*parts)
 
 
 def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
@@ -505,7 +505,8 @@ def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, 
     from tqdm.auto import tqdm
 
     from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
-    from bspatial.construction.frames import FRAME_SIZE, capture, png_bytes
+    from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
+    from bspatial.construction.frames import capture, png_bytes
 
     single_pool: list[Candidate] = []
     multi_pool: list[Candidate] = []
@@ -532,7 +533,7 @@ def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, 
                 rng = np.random.default_rng(_seed(seed, frame_id))
                 pose = rotation_pose(ascene, rng)
                 sim.load(rotation_scene(ascene, *pose))
-                frames = [sim.render(f"rotation_{k}", width=FRAME_SIZE, height=FRAME_SIZE) for k in range(4)]
+                frames = [sim.render(f"rotation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
                 found = rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng)
                 for c in found:
                     c.metadata.update(activity=activity, cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()}
@@ -545,7 +546,7 @@ def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, 
                 rng = np.random.default_rng(_seed(seed, frame_id))
                 poses = navigation_poses(ascene, rng)
                 sim.load(navigation_scene(ascene, poses))
-                frames = [sim.render(f"navigation_{k}", width=FRAME_SIZE, height=FRAME_SIZE) for k in range(4)]
+                frames = [sim.render(f"navigation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
                 found = room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng, NAVIGATION)
                 for c in found:
                     c.metadata.update(activity=activity, poses=[list(p) for p in poses],

@@ -38,6 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
+from bspatial.common.seeds import derive_seed
 from bspatial.construction.debias import balanced_choice
 
 QUADRANTS: tuple[str, ...] = ("front-left", "front-right", "back-left", "back-right")
@@ -188,9 +189,8 @@ class NavigationShortfall(RuntimeError):
 
 
 def _seed(seed: int, task: str, k: int) -> int:
-    import zlib
-
-    return zlib.crc32(f"{seed}/task_navigation/{task}/{k}".encode())
+    
+    return derive_seed(seed, "task_navigation", task, k)
 
 
 def write_navigation(sim, counts: dict[str, int], seed: int, root, handle) -> dict[str, int]:

@@ -40,11 +40,11 @@ from __future__ import annotations
 import logging
 import math
 import re
-import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from bspatial.common.seeds import derive_seed
 from bspatial.scoring.stats import wilson_interval
 
 logger = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ class BlindBaseline:
 
 def _fold(row: Mapping[str, Any]) -> int:
     frames = row.get("frames") or [row.get("id", "")]
-    return zlib.crc32(str(frames[0]).encode()) % BLIND_FOLDS
+    return derive_seed(frames[0]) % BLIND_FOLDS
 
 
 def blind_predictions(rows: Sequence[Mapping[str, Any]]) -> list[str]:

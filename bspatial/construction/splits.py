@@ -42,7 +42,7 @@ an int64 (parquet, numpy). Prompt-probe entries reuse training seeds by definiti
 entries sample the instance (:func:`bspatial.tasks.sample_instance`: layout geometry only, 10-60 ms,
 no physics) and skip the rare seed whose layout cannot meet its margins. A prompt probe samples the
 training instance and candidate probe variants on the same seed, and keeps the first candidate whose
-scene is identical (same pickled :class:`~bspatial.sim.spec.SceneSpec`: a generator may redraw a
+scene is identical (same pickled :class:`~bspatial.world.spec.SceneSpec`: a generator may redraw a
 layout for one variant and not another) and whose target differs (reach: the instructed candidate;
 placement: the goal side / layer). ``sample_instance(task, probe_variant, seed)`` then reproduces the
 training scene with the probe instruction, so a rollout needs no extra API.
@@ -63,15 +63,15 @@ import json
 import logging
 import os
 import pickle
-import tempfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from bspatial.scoring.task_specs import (MANIPULATION_EVAL_TASKS, N_HELDOUT_TOTAL, N_NAVIGATION_TOTAL,
+from bspatial.common.files import atomic_write_text
+from bspatial.common.seeds import derive_seed
+from bspatial.catalog.tasks import (MANIPULATION_EVAL_TASKS, N_HELDOUT_TOTAL, N_NAVIGATION_TOTAL,
                                          N_PROMPT_PROBE_TOTAL, NAVIGATION_TASKS, TASKS, VARIANT_SEPARATOR,
                                          canonical_task_name)
 
@@ -271,7 +271,7 @@ def split_seed(seed: int, task: str, split: str, index: int) -> int:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
         raise ValueError(f"index must be an int >= 0, got {index!r}")
-    words = [int(seed), zlib.crc32(task.encode()), _STREAM[split], int(index)]
+    words = [int(seed), derive_seed(task), _STREAM[split], int(index)]
     value = int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0]) >> (64 - _SEED_VALUE_BITS)
     return (SEED_SPLIT_CODE[split] << _SEED_VALUE_BITS) | value
 
@@ -351,7 +351,7 @@ def _probe_variant(task: str, train: SplitEntry, seed: int) -> str | None:
     if base is None:
         return None
     others = [v for v in _variants(task) if v != train.variant]
-    order = np.random.default_rng([seed, zlib.crc32(task.encode()), _STREAM["prompt_probe"], train.index])
+    order = np.random.default_rng([seed, derive_seed(task), _STREAM["prompt_probe"], train.index])
     for i in order.permutation(len(others)):
         probe = _sample(task, others[i], train.seed)
         if probe is not None and _scene_key(probe) == _scene_key(base) and target_key(probe) != target_key(base):
@@ -442,7 +442,7 @@ def split_episodes(split: str, tasks: Sequence[str] | None = None, *, seed: int 
 
     Args:
         split: one of :data:`SPLITS`.
-        tasks: task names (any spelling :func:`~bspatial.scoring.task_specs.canonical_task_name` accepts).
+        tasks: task names (any spelling :func:`~bspatial.catalog.tasks.canonical_task_name` accepts).
         seed: the build seed.
         n_training: training configurations per task (training manifest length; prompt probes come from
             the front of it).
@@ -483,17 +483,6 @@ def split_episodes(split: str, tasks: Sequence[str] | None = None, *, seed: int 
 # ----------------------------------------------------------------------------- files
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_manifests(out_dir: str | os.PathLike, *, seed: int = DEFAULT_BUILD_SEED,
                     n_training: int = DEFAULT_TRAINING_PER_TASK) -> dict[str, Path]:
     """Write ``<split>.jsonl`` for every split (one :class:`SplitEntry` per line) and ``splits.json``.
@@ -507,12 +496,12 @@ def write_manifests(out_dir: str | os.PathLike, *, seed: int = DEFAULT_BUILD_SEE
     paths = {}
     for split, entries in plans.items():
         paths[split] = out / f"{split}{MANIFEST_SUFFIX}"
-        _atomic_write_text(paths[split], "".join(e.to_json() + "\n" for e in entries))
+        atomic_write_text(paths[split], "".join(e.to_json() + "\n" for e in entries))
         logger.info("split %s: %d entries -> %s", split, len(entries), paths[split])
     counts = {split: {t: sum(e.task == t for e in entries) for t in dict.fromkeys(e.task for e in entries)}
               for split, entries in plans.items()}
     meta = {"seed": seed, "n_training": n_training, "totals": {s: len(e) for s, e in plans.items()}, "counts": counts}
-    _atomic_write_text(out / META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(out / META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return paths
 
 

@@ -1,7 +1,7 @@
 """Task-grounded manipulation VQA templates: one four-option question per task instance.
 
 Each template asks about the relation the task's instruction turns on, in the wording of Table S1,
-with the answer computed by :mod:`bspatial.construction.calculator` from the frame's 3D states and
+with the answer computed by :mod:`bspatial.world.relations` from the frame's 3D states and
 checked against the task's own geometric target wherever the two coincide (a disagreement is a bug
 and raises :class:`ConstructionError`, never a silently wrong label):
 
@@ -31,16 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from bspatial.construction import calculator as calc
+from bspatial.catalog.thresholds import DISTANCE_MARGIN, ORDINAL_GAP_M, SIZE_MARGIN
+from bspatial.world import relations
+from bspatial.world.relations import spoken
 from bspatial.construction.frames import GOAL_VIEW_HIDDEN_LAYERS, FrameRecord
 from bspatial.scoring.choice import LETTERS
-from bspatial.scoring.task_specs import TASKS
+from bspatial.catalog.tasks import TASKS
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.manipulation.common import DISPLAY_NAMES, split_variant
 
 N_OPTIONS = len(LETTERS)
-ORDINAL_GAP_M = 0.08
-"""Ordinal neighbours differ by >= 8 cm along the robot-right axis (the tasks' MIN_ORDINAL_GAP_M)."""
 
 # Noun and location phrase of each reach task's candidates (Table S2 example instructions).
 NOUNS: dict[str, tuple[str, str]] = {
@@ -56,7 +56,6 @@ NOUNS: dict[str, tuple[str, str]] = {
     "reach_tool": ("tool", "on the countertop"),
     "reach_hardback": ("hardback book", "in the bookcase"),
 }
-_SPOKEN = {"2nd": "second", "3rd": "third"}
 NEVER_OPTIONS = frozenset({"floor", "robot"})
 """Categories never offered as an extra distance option (a visible wall is: "the wall")."""
 _DISPLAY = {"walls": "wall"}
@@ -84,11 +83,6 @@ class Question:
     @property
     def answer_text(self) -> str:
         return self.options[LETTERS.index(self.answer)]
-
-
-def spoken(relation: str) -> str:
-    first, _, rest = relation.partition(" ")
-    return f"{_SPOKEN[first]} {rest}" if first in _SPOKEN else relation
 
 
 def display(category: str) -> str:
@@ -180,10 +174,10 @@ def _finish(category, subtype, question, answer_text, distractors, rng, *, frame
 
 def _size(instance, record, rng) -> Question:
     names = list(instance.candidates)
-    sizes = {n: calc.longest_dimension(record.objects[n].extents) for n in names}
-    answer, margin = calc.pick_extreme(sizes, instance.variant)
-    if margin < calc.SIZE_MARGIN:
-        raise Rejected(f"size margin {margin:.3f} < {calc.SIZE_MARGIN}")
+    sizes = {n: relations.longest_dimension(record.objects[n].extents) for n in names}
+    answer, margin = relations.pick_by_rank(sizes, instance.variant)
+    if margin < SIZE_MARGIN:
+        raise Rejected(f"size margin {margin:.3f} < {SIZE_MARGIN}")
     _agree(instance, answer)
     _check_visible(record, names, answer)
     labels, marks, _ = _labels(instance, record, names, rng)
@@ -197,8 +191,8 @@ def _size(instance, record, rng) -> Question:
 def _reference_distance(record: FrameRecord, reference: str):
     ref = record.objects[reference]
     if ref.category == "walls":  # planar reference: perpendicular distance to its face
-        return lambda p: calc.box_distance(p, ref.center, ref.extents, ref.rotation)
-    return lambda p: calc.center_distance(p, ref.center)
+        return lambda p: relations.box_distance(p, ref.center, ref.extents, ref.rotation)
+    return lambda p: relations.center_distance(p, ref.center)
 
 
 def _distance(instance, record, rng) -> Question:
@@ -206,9 +200,9 @@ def _distance(instance, record, rng) -> Question:
     measure = _reference_distance(record, instance.reference)
     names = list(instance.candidates)
     dist = {n: measure(record.objects[n].center) for n in names}
-    answer, margin = calc.pick_extreme(dist, relation)
-    if margin < calc.DISTANCE_MARGIN:
-        raise Rejected(f"distance margin {margin:.3f} < {calc.DISTANCE_MARGIN}")
+    answer, margin = relations.pick_by_rank(dist, relation)
+    if margin < DISTANCE_MARGIN:
+        raise Rejected(f"distance margin {margin:.3f} < {DISTANCE_MARGIN}")
     _agree(instance, answer)
     _check_visible(record, names, answer)
     labels, marks, unused = _labels(instance, record, names, rng, N_OPTIONS if len(names) < N_OPTIONS else None)
@@ -229,7 +223,7 @@ def _distance(instance, record, rng) -> Question:
         for n in (pool[i] for i in rng.permutation(len(pool))):
             d = measure(record.objects[n].center)
             loses = d > dist[answer] if relation == "closest" else d < dist[answer]
-            if loses and calc.relative_gap(d, dist[answer]) >= calc.DISTANCE_MARGIN and len(options) < N_OPTIONS:
+            if loses and relations.relative_gap(d, dist[answer]) >= DISTANCE_MARGIN and len(options) < N_OPTIONS:
                 options[display(record.objects[n].category)] = n
                 dist[n] = d
     if len(options) < N_OPTIONS and relation == "farthest":
@@ -246,10 +240,10 @@ def _distance(instance, record, rng) -> Question:
 
 def _ordinal(instance, record, rng) -> Question:
     names = list(instance.candidates)
-    axis = calc.robot_right_axis(float(record.base_pose[2]))
+    axis = relations.robot_right_axis(float(record.base_pose[2]))
     proj = {n: float(np.dot(record.objects[n].center[:2], axis)) for n in names}
-    answer, _ = calc.pick_extreme({n: -p for n, p in proj.items()}, instance.variant)
-    order = calc.order_left_to_right({n: record.objects[n].center for n in names}, axis)
+    answer, _ = relations.pick_by_rank({n: -p for n, p in proj.items()}, instance.variant)
+    order = relations.order_left_to_right({n: record.objects[n].center for n in names}, axis)
     gap = min(b - a for a, b in zip(sorted(proj.values()), sorted(proj.values())[1:]))
     if gap < ORDINAL_GAP_M:
         raise Rejected(f"ordinal gap {gap:.3f} m < {ORDINAL_GAP_M}")
@@ -268,9 +262,9 @@ def _grid(instance, record, rng) -> Question:
     rows = sorted({(v[4], v[5]) for v in top_down.values()})  # bottom first
     edges = sorted({e for v in top_down.values() for e in (v[2], v[3])}, reverse=True)  # robot-left (+y) first
     x_range = next(iter(top_down.values()))[:2]
-    cells = calc.grid_cells_bottom_up(rows, edges, x_range)
+    cells = relations.grid_cells_bottom_up(rows, edges, x_range)
     target = instance.target
-    answer = calc.locate_cell(record.objects[target].center, cells)
+    answer = relations.locate_cell(record.objects[target].center, cells)
     if answer is None:
         raise Rejected(f"{target} centre lies in no cell")
     # The task and the prompts' locate rules both count rows from the bottom: the cells must agree.
@@ -286,7 +280,7 @@ def _layer(instance, goal, rng) -> Question:
     moved = goal.objects[instance.manipulated]
     bottom = float(moved.center[2] - moved.extents[2] / 2)
     bands = instance.container.compartment_bands
-    index = calc.locate_band(bottom, bands)
+    index = relations.locate_band(bottom, bands)
     if index is None:
         raise Rejected(f"{moved.name} bottom {bottom:.3f} m lies in no layer band")
     if index + 1 != instance.placement.layer:
@@ -309,7 +303,7 @@ def _layer(instance, goal, rng) -> Question:
 
 def _side(instance, goal, rng) -> Question:
     moved, ref = goal.objects[instance.manipulated], goal.objects[instance.reference]
-    answer = calc.camera_direction(moved.center, ref.center, goal.frame.T_world_cam)
+    answer = relations.camera_direction(moved.center, ref.center, goal.frame.T_world_cam)
     if answer is None:
         raise Rejected("direction ambiguous from the camera's viewpoint")
     if answer in ("left", "right") and answer != instance.placement.side:
@@ -321,9 +315,9 @@ def _side(instance, goal, rng) -> Question:
     # The opposite side is always offered: the tasks only place left or right, so a question offering one
     # of them beside three other directions would give its answer away to a text-only guesser.
     opposite = {"left": "right", "right": "left"}.get(answer)
-    others = [d for d in calc.DIRECTIONS if d not in (answer, opposite)]
+    others = [d for d in relations.DIRECTIONS if d not in (answer, opposite)]
     distractors = [opposite, *(others[i] for i in rng.choice(len(others), N_OPTIONS - 2, replace=False))] if opposite \
-        else list(calc.DIRECTIONS)
+        else list(relations.DIRECTIONS)
     return _finish("direction", "object_relative", q, answer, distractors, rng, frame="goal",
                    metadata={"object": moved.name, "reference": ref.name})
 

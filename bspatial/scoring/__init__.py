@@ -20,7 +20,7 @@ from bspatial.scoring.ir import IRScores, region_from_dict, score_ir, score_ir_i
 from bspatial.scoring.ir_accuracy import ir_accuracy
 from bspatial.scoring.point import PointParse, PointStatus, parse_point
 from bspatial.scoring.stats import matched_pair_contrast, spearman, wilson_interval
-from bspatial.scoring.task_specs import get_task
+from bspatial.catalog.tasks import get_task
 from bspatial.scoring.trace import EpisodeTrace
 from bspatial.scoring.vqa import score_vqa, vqa_accuracy
 

@@ -24,7 +24,7 @@ Decisions this module makes where the paper is silent (each one is a named const
   :data:`FLOOR_REST_HEIGHT_M` of the floor. Only a held object can earn soft credit, so every released
   failure (on-ref, off-countertop, floor drop) gets none, as the paper requires.
 * Container placement: strict uses the compartment bands as given; the soft band widens the instructed
-  band by :data:`CONTAINER_SOFT_BAND_MARGIN_M` on both sides; the *peak* height over the steps inside
+  band by :data:`COMPARTMENT_BAND_MARGIN_M` on both sides; the *peak* height over the steps inside
   the footprint must fall in it, so an overshoot fails even if it passed through the band. A floor drop
   gets no soft credit (Appendix 14: "Floor-drop failures ... receive no additional soft credit").
 
@@ -42,38 +42,15 @@ from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 
+from bspatial.catalog.tasks import TASKS, Family, canonical_task_name
+from bspatial.catalog.thresholds import (COMPARTMENT_BAND_MARGIN_M, COUNTERTOP_REST_BAND_M, FLOOR_REST_HEIGHT_M, ON_REF_RADIUS_M,
+                                         SODA_BASE_PROXIMITY_M)
 from bspatial.scoring.geometry import points_in_polygon
 from bspatial.scoring.stats import DEFAULT_CONFIDENCE, wilson_interval
-from bspatial.scoring.task_specs import TASKS, Family, canonical_task_name
 from bspatial.scoring.trace import EpisodeTrace
 
 Outcome = Literal["correct", "wrong", "none"]
 OUTCOMES: tuple[Outcome, ...] = ("correct", "wrong", "none")
-
-# --- thresholds (every one cites its source) ----------------------------------------------------------
-
-SODA_BASE_PROXIMITY_M = 0.70
-"""Table S4 "Reach (base proximity)": the base ends within 0.70 m of the instructed can."""
-
-ON_REF_RADIUS_M = 0.17
-"""Table S4 "Directional placement" and Appendix 14: releases within 0.17 m of the reference centre
-are on-ref failures; a correct placement is at least 0.17 m away."""
-
-CONTAINER_SOFT_BAND_MARGIN_M = 0.05
-"""Table S4 "Container placement" soft credit: the "permitted band around the instructed compartment".
-The paper gives no action-specific margin; we reuse the value of the container IR rule (Appendix 14
-"Placement IR Scoring": entry height within the compartment band +-0.05 m) so that IR and action
-judge heights alike."""
-
-COUNTERTOP_REST_BAND_M = (-0.02, 0.10)
-"""Implementation choice (the paper says only "released onto the countertop"): an object rests on the
-countertop when its final reference-point height minus the plane height lies in this range. The upper
-end covers the half-height of the placed objects (carving knife, saucer) and thin items under them
-(a cutting-board edge); the lower end absorbs contact penetration."""
-
-FLOOR_REST_HEIGHT_M = 0.10
-"""Implementation choice: a released object whose final height is within 0.10 m of the floor rests on
-the floor (a floor drop; Appendix 14 names floor drops as failures without soft credit)."""
 
 # --- outcome labels -----------------------------------------------------------------------------------
 
@@ -229,10 +206,10 @@ def _peak_soft(trace: EpisodeTrace, fallback: str) -> EpisodeOutcome:
         return _none(fallback)
     peak = float(trace.object_positions[inside, 2].max())
     low, high = container.compartment_bands[container.instructed_compartment]
-    if peak > high + CONTAINER_SOFT_BAND_MARGIN_M:
+    if peak > high + COMPARTMENT_BAND_MARGIN_M:
         # Passing through the band before overshooting does not qualify (Table S4).
         return _none("overshoot")
-    if peak < low - CONTAINER_SOFT_BAND_MARGIN_M:
+    if peak < low - COMPARTMENT_BAND_MARGIN_M:
         return _none("below_band")
     return _none("peak_in_band", soft=True)
 
@@ -436,7 +413,7 @@ def action_rates_from_traces(traces: Sequence[EpisodeTrace], confidence: float =
 
 
 __all__ = [
-    "CONTAINER_SOFT_BAND_MARGIN_M",
+    "COMPARTMENT_BAND_MARGIN_M",
     "COUNTERTOP_REST_BAND_M",
     "FLOOR_REST_HEIGHT_M",
     "ON_REF_RADIUS_M",

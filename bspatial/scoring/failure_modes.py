@@ -38,7 +38,7 @@ from typing import Literal, Sequence
 import numpy as np
 
 from bspatial.scoring.action import EpisodeOutcome, outcome_from_trace
-from bspatial.scoring.task_specs import TASKS
+from bspatial.catalog.tasks import TASKS
 from bspatial.scoring.trace import EpisodeTrace
 
 FailureMode = Literal["success", "no_action", "wrong_object", "wrong_relation", "execution_failure"]

@@ -56,6 +56,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from bspatial.catalog.thresholds import COMPARTMENT_BAND_MARGIN_M, ON_REF_RADIUS_M, TOLERANCE_DIAGONAL_FRACTION
 from bspatial.scoring.geometry import (
     pixel_rays,
     points_in_polygon,
@@ -68,15 +69,6 @@ from bspatial.scoring.validation import short_repr
 IRLabel = Literal["correct", "wrong", "none"]
 RegionKind = Literal["reach", "directional_placement", "container_placement"]
 
-# Appendix 14, "Reach IR Scoring": tolerant scoring accepts points "within approximately 2% of the
-# image diagonal of the target region (approximately 20 pixels for a 720 x 720 image)".
-TOLERANCE_DIAGONAL_FRACTION = 0.02
-# Appendix 14, "Placement IR Scoring" and Table S4 (directional placement): locations within
-# 0.17 m of the reference centre are on-ref and get no correct credit.
-ON_REF_RADIUS_M = 0.17
-# Appendix 14, "Placement IR Scoring": the entry height is compared with the instructed
-# compartment's height band (+-0.05 m).
-COMPARTMENT_BAND_MARGIN_M = 0.05
 
 # Every detail string and the label it implies. Tolerant = strict, or detail "near_target".
 DETAIL_LABELS: dict[str, IRLabel] = {

@@ -45,7 +45,7 @@ from typing import Any, Literal, Mapping
 
 import numpy as np
 
-from bspatial.scoring.task_specs import Family, canonical_task_name, get_task
+from bspatial.catalog.tasks import Family, canonical_task_name, get_task
 
 TRACE_SCHEMA_VERSION = 1
 """Bumped whenever a field is added, removed or changes meaning; stored in :meth:`EpisodeTrace.to_dict`."""
@@ -194,7 +194,7 @@ class EpisodeTrace:
     """Everything the Table S4 outcome rules read from one episode.
 
     Attributes:
-        task: Task name; normalised to the canonical name of :mod:`bspatial.scoring.task_specs`.
+        task: Task name; normalised to the canonical name of :mod:`bspatial.catalog.tasks`.
         split: One of :data:`SPLITS`.
         variant: Instruction variant id, e.g. "closest/sofa" (see ``TaskSpec.variants``; "" for
             navigation). Carried for per-variant reports; the rules do not read it.

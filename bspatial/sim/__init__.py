@@ -1,11 +1,11 @@
-"""The embedded household simulator: backend-neutral scene specs, the backend protocol, the MuJoCo default.
+"""The embedded household simulator: the backend protocol, the MuJoCo default, robot and rendering.
+
+Scenes arrive as backend-neutral :mod:`bspatial.world.spec` values (the world layer, below this one).
 
 Public API (lazy: importing :mod:`bspatial.sim` imports neither mujoco nor any GL library):
 
-* :mod:`bspatial.sim.spec`: ``SceneSpec``, ``ObjectSpec``, ``Part``, ``Pose``, ``Surface``, ``CameraSpec``,
-  ``LightSpec``, ``RobotSpawn``, ``Texture``, ``box_object``, ``table_object``, ``behavior_categories``.
 * :mod:`bspatial.sim.backend`: ``SimBackend`` (Protocol), ``CameraFrame``, ``Contact``, ``ObjectPose``,
-  ``BoundingBox``, ``RobotState``, ``StepResult``, ``ACTION_DIM``, ``ACTION_SLICES``.
+  ``BoundingBox``, ``RobotState``, ``StepResult`` (the action layout is :mod:`bspatial.catalog.schema`).
 * :mod:`bspatial.sim.mujoco_backend`: ``MujocoBackend``.
 * :mod:`bspatial.sim.robot`: the R1Pro-like robot, ``PROPRIO_SLICES``, ``solve_ik``.
 
@@ -20,7 +20,7 @@ import ctypes.util
 import os
 import sys
 
-from bspatial._lazy import lazy_exports
+from bspatial.common.lazy import lazy_exports
 
 
 def default_gl_platform() -> str | None:
@@ -44,10 +44,7 @@ def _set_gl_default() -> None:
 _set_gl_default()
 
 _EXPORTS = {
-    "spec": ("SceneSpec", "ObjectSpec", "Part", "Pose", "Surface", "CameraSpec", "LightSpec", "RobotSpawn",
-             "Texture", "box_object", "table_object", "behavior_categories"),
-    "backend": ("SimBackend", "CameraFrame", "Contact", "ObjectPose", "BoundingBox", "RobotState", "StepResult",
-                "ACTION_DIM", "ACTION_SLICES"),
+    "backend": ("SimBackend", "CameraFrame", "Contact", "ObjectPose", "BoundingBox", "RobotState", "StepResult"),
     "mujoco_backend": ("MujocoBackend",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

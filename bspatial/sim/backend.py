@@ -1,6 +1,6 @@
 """The simulator interface every backend implements, and the typed values it returns.
 
-A backend owns one world at a time: ``load(scene)`` builds it from a :class:`~bspatial.sim.spec.SceneSpec`,
+A backend owns one world at a time: ``load(scene)`` builds it from a :class:`~bspatial.world.spec.SceneSpec`,
 ``reset()`` puts it back in the spawn state, ``step(action)`` applies one 23-dim action for one control
 period, and the query methods read privileged state for scene generators, experts and traces. The
 MuJoCo backend is the default (:mod:`bspatial.sim.mujoco_backend`); an OmniGibson backend plugs in
@@ -24,22 +24,10 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from bspatial.sim.spec import SceneSpec
-
-ACTION_DIM = 23
-"""R1Pro action layout (DESIGN §4, BEHAVIOR's R1Pro): see :data:`ACTION_SLICES`."""
-
-ACTION_SLICES: dict[str, slice] = {
-    "base": slice(0, 3),          # vx, vy (robot frame, m/s), wz (rad/s)
-    "torso": slice(3, 7),         # 4 absolute joint positions (rad)
-    "left_arm": slice(7, 14),     # 7 absolute joint positions (rad)
-    "left_gripper": slice(14, 15),   # normalised: +1 fully open, -1 closed
-    "right_arm": slice(15, 22),
-    "right_gripper": slice(22, 23),
-}
+from bspatial.catalog.schema import ACTION_DIM
+from bspatial.world.spec import SceneSpec
 
 StepStatus = Literal["ok", "sim_error"]
-ARMS: tuple[str, ...] = ("left", "right")
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,4 +1,4 @@
-"""The default simulator backend: a :class:`~bspatial.sim.spec.SceneSpec` built with ``mujoco.MjSpec``.
+"""The default simulator backend: a :class:`~bspatial.world.spec.SceneSpec` built with ``mujoco.MjSpec``.
 
 One :class:`MujocoBackend` holds one world. ``step`` runs :data:`SUBSTEPS` physics steps of
 :data:`PHYSICS_DT` per action (30 Hz control, BEHAVIOR's demonstration rate). Assisted grasping
@@ -9,7 +9,7 @@ qpos/qvel/qacc auto-reset, or velocities above :data:`MAX_ABS_QVEL`) sets status
 freezes the world until ``reset``; it never raises.
 
 Example:
-    >>> from bspatial.sim.spec import SceneSpec, box_object
+    >>> from bspatial.world.spec import SceneSpec, box_object
     >>> scene = SceneSpec("doc", objects=(box_object("box_0", "box_of_cereal", (0.06, 0.2, 0.3), (1.0, 0, 0.15)),))
     >>> sim = MujocoBackend()
     >>> sim.load(scene)
@@ -27,18 +27,16 @@ import mujoco
 import numpy as np
 
 from bspatial.sim import robot as robot_mod
-from bspatial.sim.backend import (ARMS, ACTION_SLICES, BoundingBox, CameraFrame, Contact, ObjectPose,
-                                  RobotState, StepResult, check_action)
+from bspatial.catalog.schema import ACTION_SLICES, ARMS, CAMERAS, CONSTRUCTION_FRAME_SIZE, POLICY_IMAGE_SIZE
+from bspatial.sim.backend import BoundingBox, CameraFrame, Contact, ObjectPose, RobotState, StepResult, check_action
 from bspatial.sim.render import SegmentationRenderer, camera_to_world, intrinsics
-from bspatial.sim.spec import ObjectSpec, Part, SceneSpec, Texture
+from bspatial.world.spec import ObjectSpec, Part, SceneSpec, Texture
 
 logger = logging.getLogger(__name__)
 
 PHYSICS_DT = 1.0 / 240.0
 SUBSTEPS = 8                    # 8 x 1/240 s = 1/30 s per action
 CONTROL_DT = PHYSICS_DT * SUBSTEPS
-POLICY_CAMERA_SIZE = 224        # policy observations (paper: 224x224 inputs)
-CONSTRUCTION_SIZE = 720         # head frames for dataset construction (IR / VQA images are 720x720)
 MAX_ABS_QVEL = 200.0            # rad/s or m/s: anything faster is an explosion, not household motion
 GRASP_CLOSE_BELOW = 0.0         # gripper command below this (closing) may start an assisted grasp
 GRASP_OPEN_ABOVE = 0.0          # command above this releases it
@@ -110,7 +108,7 @@ class MujocoBackend:
         max_render_size: the largest frame :meth:`render` may produce (720 for construction frames).
     """
 
-    def __init__(self, *, camera_size: int = POLICY_CAMERA_SIZE, max_render_size: int = CONSTRUCTION_SIZE) -> None:
+    def __init__(self, *, camera_size: int = POLICY_IMAGE_SIZE, max_render_size: int = CONSTRUCTION_FRAME_SIZE) -> None:
         if not 0 < camera_size <= max_render_size:
             raise ValueError(f"camera_size must be in 1..max_render_size={max_render_size}, got {camera_size}")
         _route_mujoco_warnings()
@@ -130,9 +128,9 @@ class MujocoBackend:
         """Build the world from ``scene`` (replacing any previous one) and reset it."""
         if not isinstance(scene, SceneSpec):
             raise ValueError(f"scene must be a SceneSpec, got {type(scene).__name__}")
-        clash = {c.name for c in scene.cameras} & set(robot_mod.CAMERAS)
+        clash = {c.name for c in scene.cameras} & set(CAMERAS)
         if scene.robot is not None and clash:
-            raise ValueError(f"scene cameras must not reuse robot camera names {robot_mod.CAMERAS}, got {sorted(clash)}")
+            raise ValueError(f"scene cameras must not reuse robot camera names {CAMERAS}, got {sorted(clash)}")
         self._close_renderer()
         spec = self._build_spec(scene)
         self.model = spec.compile()
@@ -240,7 +238,7 @@ class MujocoBackend:
         self.free_bodies = {self.object_body[o.name]: o.name for o in scene.objects if not o.static}
         self._welds = {(side, o.name): mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_EQUALITY, f"grasp/{side}/{o.name}")
                        for o in scene.objects if not o.static and self.robot is not None for side in ARMS}
-        self.cameras = tuple(c for c in robot_mod.CAMERAS if self.robot is not None) + tuple(c.name for c in scene.cameras)
+        self.cameras = tuple(c for c in CAMERAS if self.robot is not None) + tuple(c.name for c in scene.cameras)
         self._camera_ids = {c: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_CAMERA, c) for c in self.cameras}
 
     # ------------------------------------------------------------------ episode

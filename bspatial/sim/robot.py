@@ -17,7 +17,7 @@ Every robot body has gravity compensation, so joint-position control holds poses
 Robot geoms never collide with each other (contype 2 / conaffinity 1) but do with the scene.
 
 Proprioceptive state (``robot_state().proprio``, 84 floats, float32), index by index
-(:data:`PROPRIO_SLICES` is the machine-readable form; a test keeps the two in sync):
+(:data:`bspatial.catalog.schema.PROPRIO_SLICES` is the machine-readable form; a test keeps the two in sync):
 
 ======  ====================  ==============================================================
 index   name                  meaning
@@ -53,10 +53,9 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from bspatial.sim.backend import ACTION_SLICES, ARMS
+from bspatial.catalog.schema import ACTION_SLICES, ARMS, PROPRIO_SLICES, STATE_DIM
 
 PREFIX = "robot/"
-CAMERAS: tuple[str, ...] = ("head", "left_wrist", "right_wrist")
 TORSO_JOINTS = tuple(f"{PREFIX}torso_{i}" for i in range(1, 5))
 ARM_JOINTS = {side: tuple(f"{PREFIX}{side}_arm_{i}" for i in range(1, 8)) for side in ARMS}
 FINGER_JOINTS = {side: (f"{PREFIX}{side}_finger_a", f"{PREFIX}{side}_finger_b") for side in ARMS}
@@ -217,28 +216,6 @@ def _add_actuators(spec: mujoco.MjSpec) -> None:
 
 # ----------------------------------------------------------------------------- compiled-model binding
 
-PROPRIO_LAYOUT: tuple[tuple[str, int], ...] = (
-    ("base_pose", 3), ("base_yaw_cos_sin", 2), ("base_velocity", 3),
-    ("torso_qpos", 4), ("torso_qvel", 4),
-    ("left_arm_qpos", 7), ("left_arm_qpos_sin", 7), ("left_arm_qpos_cos", 7), ("left_arm_qvel", 7),
-    ("right_arm_qpos", 7), ("right_arm_qpos_sin", 7), ("right_arm_qpos_cos", 7), ("right_arm_qvel", 7),
-    ("left_gripper", 1), ("right_gripper", 1),
-    ("left_eef_pos", 3), ("right_eef_pos", 3),
-    ("left_grasp", 1), ("right_grasp", 1),
-    ("gripper_width", 2),
-)
-
-
-def _slices(layout) -> dict[str, slice]:
-    out, start = {}, 0
-    for name, size in layout:
-        out[name] = slice(start, start + size)
-        start += size
-    return out
-
-
-PROPRIO_SLICES: dict[str, slice] = _slices(PROPRIO_LAYOUT)
-PROPRIO_DIM = sum(size for _, size in PROPRIO_LAYOUT)
 
 
 def _ids(model, kind, names) -> np.ndarray:
@@ -339,7 +316,7 @@ class RobotBinding:
 
     def proprio(self, data: mujoco.MjData, grasped: dict[str, str | None]) -> np.ndarray:
         """The :data:`PROPRIO_LAYOUT` vector (see the module docstring)."""
-        out = np.zeros(PROPRIO_DIM, dtype=np.float32)
+        out = np.zeros(STATE_DIM, dtype=np.float32)
         P = PROPRIO_SLICES
         pose = self.base_pose(data)
         out[P["base_pose"]] = pose

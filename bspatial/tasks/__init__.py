@@ -5,14 +5,14 @@ Public API:
 * :func:`get_task`, :func:`task_names`, :func:`sample_instance` (:mod:`bspatial.tasks.registry`);
 * :class:`Task`, :class:`TaskInstance`, :class:`PlacementGoal`, :data:`MIN_CANDIDATE_PIXELS`,
   :func:`check_visible` (:mod:`bspatial.tasks.base`);
-* geometry helpers in :mod:`bspatial.tasks.geometry`, textures in :mod:`bspatial.tasks.assets`.
+* the spatial calculator is :mod:`bspatial.world.relations`, textures :mod:`bspatial.world.textures`.
 
 Importing this package imports neither mujoco nor any GL library.
 """
 
 from __future__ import annotations
 
-from bspatial._lazy import lazy_exports
+from bspatial.common.lazy import lazy_exports
 
 _EXPORTS = {
     "registry": ("get_task", "task_names", "sample_instance", "REGISTRY"),

@@ -1,8 +1,8 @@
 """The task contract: a :class:`Task` samples a :class:`TaskInstance` for an instruction variant.
 
-A task is a Table S2 row (:class:`~bspatial.scoring.task_specs.TaskSpec`) plus a seeded scene
+A task is a Table S2 row (:class:`~bspatial.catalog.tasks.TaskSpec`) plus a seeded scene
 generator. ``Task.sample(variant, rng)`` draws a layout, computes the variant's target from the
-layout's geometry (:mod:`bspatial.tasks.geometry`) and rejects layouts whose decisive relation misses
+layout's geometry (:mod:`bspatial.world.relations`) and rejects layouts whose decisive relation misses
 the paper's margins; after :data:`MAX_LAYOUT_ATTEMPTS` rejections it raises a ValueError naming the
 task and seed. Randomness comes only from the generator passed in (STYLE rule 5).
 
@@ -28,9 +28,9 @@ from typing import Any, Callable, Literal, Mapping
 
 import numpy as np
 
-from bspatial.scoring.task_specs import TaskSpec
+from bspatial.catalog.tasks import TaskSpec
 from bspatial.scoring.trace import ContainerGeometry, CountertopGeometry
-from bspatial.sim.spec import RobotSpawn, SceneSpec
+from bspatial.world.spec import RobotSpawn, SceneSpec
 
 MAX_LAYOUT_ATTEMPTS = 200
 """Retry budget of a scene generator: layouts drawn before giving up with a ValueError."""

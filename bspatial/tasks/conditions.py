@@ -128,7 +128,7 @@ def direct_instruction(instance: TaskInstance) -> str:
 
 def goal_state_scene(instance: TaskInstance):
     """The scene with the manipulated object resting at the placement goal point (orientation kept)."""
-    from bspatial.sim.spec import Pose
+    from bspatial.world.spec import Pose
 
     if instance.placement is None or instance.manipulated is None:
         raise NotApplicable(f"task {instance.task!r} has no placement goal")

@@ -50,7 +50,8 @@ import numpy as np
 
 from bspatial.scoring.action import EpisodeOutcome, outcome_from_trace
 from bspatial.scoring.trace import EpisodeTrace
-from bspatial.sim.backend import ARMS, CameraFrame, RobotState
+from bspatial.catalog.schema import ARMS
+from bspatial.sim.backend import CameraFrame, RobotState
 from bspatial.tasks.base import TaskInstance
 
 logger = logging.getLogger(__name__)

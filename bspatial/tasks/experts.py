@@ -43,11 +43,11 @@ from typing import Iterator
 import numpy as np
 
 from bspatial.sim import robot as robot_mod
-from bspatial.sim.backend import ACTION_SLICES
+from bspatial.catalog.schema import ACTION_SLICES, CONTROL_HZ
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.nav_expert import NavigationExpert
 
-CONTROL_HZ = 30.0
+
 BASE_SPEED_M_S = 0.4            # cruise speed of the scripted base (BASE_MAX_SPEED is 1.0)
 BASE_GAIN = 2.0                 # 1/s, proportional base position gain
 BASE_TOL_M = 0.01

@@ -8,7 +8,7 @@ destination. Arms and grippers hold their spawn pose.
 
 Example:
     >>> import numpy as np
-    >>> from bspatial.sim.floorplans import get_floorplan
+    >>> from bspatial.world.floorplans import get_floorplan
     >>> grid = get_floorplan("single_floor_house_toy_room").occupancy()
     >>> goal = np.zeros(grid.shape, bool); goal[grid.cell((1.5, 2.5))] = True
     >>> path = astar(grid, (2.0, -1.0), goal)
@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-from bspatial.sim.backend import ACTION_SLICES
-from bspatial.sim.floorplans import OccupancyGrid
+from bspatial.catalog.schema import ACTION_SLICES
+from bspatial.world.floorplans import OccupancyGrid
 from bspatial.tasks.base import TaskInstance
 
 CRUISE_SPEED_M_S = 0.6        # base cruise speed (BASE_MAX_SPEED is 1.0)

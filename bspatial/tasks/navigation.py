@@ -1,6 +1,6 @@
 """The 10 navigation tasks (Table S2 / S11): goal criteria, seeded spawns, spawn validation, context tours.
 
-A navigation instance places the robot somewhere in its floor plan (:mod:`bspatial.sim.floorplans`)
+A navigation instance places the robot somewhere in its floor plan (:mod:`bspatial.world.floorplans`)
 and says "Move to the <destination>." Success (Sec. 5.1, Table S4) is binary: the base satisfies the
 destination's criterion at some step within the budget, either **region entry** (the base centre
 inside the room, :data:`REGION_MARGIN_M` past its walls) or **object proximity** (the base centre
@@ -41,9 +41,9 @@ from typing import Mapping
 
 import numpy as np
 
-from bspatial.scoring.task_specs import TASKS, TaskSpec
-from bspatial.sim.floorplans import FloorPlan, get_floorplan
-from bspatial.sim.spec import RobotSpawn
+from bspatial.catalog.tasks import TASKS, TaskSpec
+from bspatial.world.floorplans import FloorPlan, get_floorplan
+from bspatial.world.spec import RobotSpawn
 from bspatial.tasks.base import Layout, LayoutRejected, Task, TaskInstance
 from bspatial.tasks.budgets import step_budget
 
@@ -117,8 +117,8 @@ NAV_TASKS: Mapping[str, NavTaskDef] = MappingProxyType({
 
 
 def _footprint(plan: FloorPlan, obj_name: str) -> tuple[float, float, float, float]:
-    from bspatial.sim.floorplans import part_footprints
-    from bspatial.sim.spec import SceneSpec
+    from bspatial.world.floorplans import part_footprints
+    from bspatial.world.spec import SceneSpec
 
     obj = plan.scene.object(obj_name)
     boxes = np.array(part_footprints(SceneSpec(name="one", objects=(obj,), robot=None), max_z=np.inf))

@@ -2,7 +2,7 @@
 
 One registry style (STYLE rule 6): tasks are builder functions in an explicit table (no registration
 by import side effect); unknown names raise listing the known ones; duplicate names raise. Task names
-accept the spellings of :func:`bspatial.scoring.task_specs.canonical_task_name` (dotted Table S2
+accept the spellings of :func:`bspatial.catalog.tasks.canonical_task_name` (dotted Table S2
 names, short aliases).
 
 Example:
@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-from bspatial.scoring.task_specs import MANIPULATION_TASKS, NAVIGATION_TASKS, TASKS, canonical_task_name
+from bspatial.catalog.tasks import MANIPULATION_TASKS, NAVIGATION_TASKS, TASKS, canonical_task_name
 from bspatial.tasks.base import Generator, Task, TaskInstance
 from bspatial.tasks.budgets import step_budget
 from bspatial.tasks import navigation

@@ -1,6 +1,6 @@
 """Receding-horizon execution of action chunks (Appendix 16.3, "Policy Execution"), pure numpy.
 
-The policy predicts chunks of :data:`CHUNK_HORIZON` actions; this module decides which action is
+The policy predicts chunks of :data:`CHUNK_SIZE` actions; this module decides which action is
 applied at every simulation step. Two pieces:
 
 * :class:`ChunkController` holds the chunks and implements the paper's rules, step by step:
@@ -58,12 +58,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-CHUNK_HORIZON = 32
-"""Actions per predicted chunk (Section 4.2 / Appendix 16.3: 32-step action chunks)."""
-ACTION_DIM = 23
-"""R1Pro action width (DESIGN §4; :data:`bspatial.sim.backend.ACTION_DIM`)."""
-CONTROL_HZ = 30.0
-"""Control rate (:mod:`bspatial.tasks.episode`: 30 Hz steps); threaded inference paces the simulator to it."""
+from bspatial.catalog.schema import ACTION_DIM, CHUNK_SIZE, CONTROL_HZ, GRIPPER_DIMS
+
 REPLAN_THRESHOLD = 10
 """Steps, counted from the committed chunk's input-observation step, before the controller switches to a
 newer chunk (Section 4.2 "10-step replanning threshold"; Appendix 16.3 "while this index is below ten")."""
@@ -71,9 +67,6 @@ ENSEMBLE_SIZE = 3
 """Entries of the commitment history averaged over (Appendix 16.3 "three-entry commitment history")."""
 ENSEMBLE_RATE = 0.01
 """Ensemble weights w_r ∝ exp(ENSEMBLE_RATE * r), r oldest -> newest (Appendix 16.3; (0.330, 0.333, 0.337) for 3)."""
-GRIPPER_DIMS: tuple[int, ...] = (14, 22)
-"""Left / right gripper dims of the 23-dim action (:data:`bspatial.sim.backend.ACTION_SLICES`): taken from the
-newest covering chunk, never averaged (Appendix 16.3)."""
 SPA_BENCH_EMA_ALPHA = 0.5
 """Weight of the new action in the optional causal EMA ``y_t = a x_t + (1 - a) y_{t-1}`` of non-gripper dims.
 Spa-Bench (paper/spa-bench-summary.txt, "C. Deployment-Time Processing", pp. 12-13) smooths every
@@ -126,7 +119,7 @@ class ChunkController:
         ema_alpha: None (default, the paper's controller) or the Spa-Bench EMA weight in (0, 1].
     """
 
-    def __init__(self, initial_action: np.ndarray, *, horizon: int = CHUNK_HORIZON, action_dim: int = ACTION_DIM,
+    def __init__(self, initial_action: np.ndarray, *, horizon: int = CHUNK_SIZE, action_dim: int = ACTION_DIM,
                  replan_threshold: int = REPLAN_THRESHOLD, ensemble_size: int = ENSEMBLE_SIZE,
                  ensemble_rate: float = ENSEMBLE_RATE, gripper_dims: tuple[int, ...] = GRIPPER_DIMS,
                  ema_alpha: float | None = None) -> None:
@@ -307,5 +300,5 @@ class ChunkedPolicy:
         return self.controller.action(step)
 
 
-__all__ = ["ACTION_DIM", "CHUNK_HORIZON", "ENSEMBLE_RATE", "ENSEMBLE_SIZE", "GRIPPER_DIMS", "REPLAN_THRESHOLD",
+__all__ = ["ENSEMBLE_RATE", "ENSEMBLE_SIZE", "REPLAN_THRESHOLD",
            "SPA_BENCH_EMA_ALPHA", "Chunk", "ChunkController", "ChunkedPolicy", "ensemble_weights"]

@@ -154,7 +154,7 @@ class PredictedTarget:
     """VLM-predicted IR target of Appendix 16.7 (see the module docstring).
 
     Args:
-        vlm: a :class:`~bspatial.evaluation.vlm.backends.VLMBackend`.
+        vlm: a :class:`~bspatial.evaluation.vlm.backend_api.VLMBackend`.
         backend: the simulator backend (renders the 512 x 512 head image for the VLM).
         instance: a manipulation task instance (its instruction and prompt kind).
 

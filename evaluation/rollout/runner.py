@@ -57,8 +57,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from bspatial.evaluation.rollout.controller import CONTROL_HZ
-from bspatial.evaluation.vlm.run_files import atomic_write
+from bspatial.catalog.schema import CONTROL_HZ
+from bspatial.common.files import atomic_write_text
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ def resolve_tasks(split: str, tasks: Sequence[str] | None) -> list[str]:
     Raises:
         ValueError: unknown split or task (listing the known ones), or a task with no episodes in the split.
     """
-    from bspatial.scoring.task_specs import TASKS, canonical_task_name
+    from bspatial.catalog.tasks import TASKS, canonical_task_name
 
     _check_split(split)
     registry = _split_registry(split)
@@ -264,7 +264,7 @@ class RandomPolicy:
     """
 
     def __init__(self, rng: np.random.Generator) -> None:
-        from bspatial.sim.backend import ACTION_DIM, ACTION_SLICES
+        from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES
         from bspatial.sim.robot import ARM_RANGE, TORSO_RANGE
 
         low, high = np.empty(ACTION_DIM), np.empty(ACTION_DIM)
@@ -309,15 +309,15 @@ class CheckpointPredictor:
         from transformers import AutoModel, AutoProcessor
 
         import bspatial.modeling  # noqa: F401  (registers the auto classes)
-        from bspatial.sim.robot import PROPRIO_DIM
+        from bspatial.catalog.schema import STATE_DIM
 
         self.torch = torch
         self.model = AutoModel.from_pretrained(path).eval()
         self.processor = AutoProcessor.from_pretrained(path)
         config = self.model.config
-        if config.state_dim != PROPRIO_DIM:
+        if config.state_dim != STATE_DIM:
             raise ValueError(f"checkpoint {path!r} has state_dim={config.state_dim}; the simulator's proprioceptive "
-                             f"state has {PROPRIO_DIM} dims")
+                             f"state has {STATE_DIM} dims")
         self.cameras = list(config.camera_names)
         self.ir_mode, self.anchor = config.ir_mode, bool(config.first_frame_anchor)
         # The processor draws the cue on the head camera, or the first camera without one; so do we.
@@ -511,7 +511,7 @@ def run_one(backend, episode: EpisodeSpec, policy_spec: str, out: Path,
         record = _record(episode, policy_spec, condition=condition, instruction=instruction, ir=_ir_summary(policy),
                          spawn=spawn, message=f"{type(error).__name__}: {error}")
     path = result_path(out, episode)
-    atomic_write(path, json.dumps(record))
+    atomic_write_text(path, json.dumps(record))
     return record
 
 
@@ -554,11 +554,11 @@ def _check_manifest(out: Path, settings: dict[str, Any]) -> None:
         if diff:
             raise ValueError(f"{out} holds a run with other settings {diff} (old, new); use another --out")
     else:
-        atomic_write(path, json.dumps(settings, indent=2))
+        atomic_write_text(path, json.dumps(settings, indent=2))
 
 
 def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
-    from bspatial.scoring.task_specs import TASKS
+    from bspatial.catalog.tasks import TASKS
     from bspatial.tasks.experts import EXPERTS
 
     # Navigation tasks have the grid-A* navigation expert (bspatial.tasks.nav_expert).

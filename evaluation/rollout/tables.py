@@ -184,7 +184,7 @@ def _s11_tables(groups) -> tuple[str, str]:
 
 
 def _canonical(task: str) -> str:
-    from bspatial.scoring.task_specs import canonical_task_name
+    from bspatial.catalog.tasks import canonical_task_name
     return canonical_task_name(task)
 
 
@@ -224,7 +224,7 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
     * navigation records: ``table_s11.{md,csv}``.
     """
     from bspatial.evaluation.rollout.runner import load_results
-    from bspatial.evaluation.vlm.run_files import atomic_write
+    from bspatial.common.files import atomic_write_text
 
     records = [r for run in runs for r in load_results(run)]
     if not records:
@@ -240,32 +240,32 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
         headers.update({"held_out_n": "Held-out n", "held_out_errors": "Held-out errors",
                         "prompt_probe_n": "Probe n", "prompt_probe_errors": "Probe errors", "policy": "Policy"})
         written.update({"table4.md": out / "table4.md", "table4.csv": out / "table4.csv"})
-        atomic_write(written["table4.md"], to_markdown(rows, headers))
-        atomic_write(written["table4.csv"], to_csv(rows))
+        atomic_write_text(written["table4.md"], to_markdown(rows, headers))
+        atomic_write_text(written["table4.csv"], to_csv(rows))
     if any(split == NAVIGATION_SPLIT for _, split in groups):
         markdown, long_csv = _s11_tables(groups)
         written.update({"table_s11.md": out / "table_s11.md", "table_s11.csv": out / "table_s11.csv"})
-        atomic_write(written["table_s11.md"], markdown)
-        atomic_write(written["table_s11.csv"], long_csv)
+        atomic_write_text(written["table_s11.md"], markdown)
+        atomic_write_text(written["table_s11.csv"], long_csv)
     for split, stem in COMPARISON_TABLES.items():
         if sum(s == split for _, s in manipulation) >= 2:
             rows = comparison_rows(manipulation, split)
             written.update({f"{stem}.md": out / f"{stem}.md", f"{stem}.csv": out / f"{stem}.csv"})
-            atomic_write(written[f"{stem}.md"], to_markdown(rows))
-            atomic_write(written[f"{stem}.csv"], to_csv(rows))
+            atomic_write_text(written[f"{stem}.md"], to_markdown(rows))
+            atomic_write_text(written[f"{stem}.csv"], to_csv(rows))
     written.update(_write_spa_bench(records, out))
     for (policy, split), group in manipulation.items():
         stem = f"per_task_{policy_label(policy).split(' ')[0]}_{split}"
         written[f"{stem}.md"], written[f"{stem}.csv"] = out / f"{stem}.md", out / f"{stem}.csv"
-        atomic_write(written[f"{stem}.md"], _per_task_markdown(group))
-        atomic_write(written[f"{stem}.csv"], to_csv(per_task_rows(group)))
+        atomic_write_text(written[f"{stem}.md"], _per_task_markdown(group))
+        atomic_write_text(written[f"{stem}.csv"], to_csv(per_task_rows(group)))
     return written
 
 
 def _write_spa_bench(records, out: Path) -> dict[str, Path]:
     """``spa_bench_conditions`` (only when a run used a condition other than spatial) and ``failure_modes``."""
     from bspatial.evaluation.rollout.spa_bench import condition_of, condition_rows, failure_mode_rows
-    from bspatial.evaluation.vlm.run_files import atomic_write
+    from bspatial.common.files import atomic_write_text
 
     written: dict[str, Path] = {}
     tables = {"failure_modes": failure_mode_rows(records)}
@@ -277,7 +277,7 @@ def _write_spa_bench(records, out: Path) -> dict[str, Path]:
         rows = [{**r, "policy": policy_label(r["policy"])} for r in rows]
         for suffix, text in ((".md", to_markdown(rows)), (".csv", to_csv(rows))):
             written[stem + suffix] = out / f"{stem}{suffix}"
-            atomic_write(written[stem + suffix], text)
+            atomic_write_text(written[stem + suffix], text)
     return written
 
 

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from bspatial.evaluation.vlm.backends import Request, Response
+from bspatial.evaluation.vlm.backend_api import Request, Response
 
 logger = logging.getLogger(__name__)
 

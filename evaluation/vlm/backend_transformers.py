@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bspatial.evaluation.vlm.backends import Request, Response
+from bspatial.evaluation.vlm.backend_api import Request, Response
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,8 @@ import logging
 
 import numpy as np
 
-from bspatial.evaluation.vlm.backends import Request, VLMBackend
+from bspatial.catalog.schema import POLICY_IMAGE_SIZE
+from bspatial.evaluation.vlm.backend_api import Request, VLMBackend
 from bspatial.evaluation.vlm.prompts import build_ir_prompt
 from bspatial.scoring.point import PointStatus, parse_point
 
@@ -16,7 +17,6 @@ logger = logging.getLogger(__name__)
 # Appendix 16.7: the grounding VLM sees the head image at 512 x 512; the point is rescaled to the
 # 224 x 224 policy image. A failed prediction gives no point (never a simulator fallback).
 GROUNDING_INPUT_SIZE = (512, 512)
-POLICY_IMAGE_SIZE = (224, 224)
 
 
 def predict_ir_point(
@@ -24,7 +24,7 @@ def predict_ir_point(
     image,
     instruction: str,
     target: str,
-    output_size: tuple[int, int] = POLICY_IMAGE_SIZE,
+    output_size: tuple[int, int] = (POLICY_IMAGE_SIZE, POLICY_IMAGE_SIZE),
 ) -> tuple[float, float] | None:
     """Ask a grounding VLM for the instructed target point, for rollouts with predicted dot IR.
 

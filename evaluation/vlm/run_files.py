@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -49,17 +47,3 @@ def logged_keys(path: Path, field: str) -> set[str]:
             raise ValueError(f"{path}: {field} {row[field]!r} is logged twice; the log is corrupt")
         keys.add(row[field])
     return keys
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder, fsync, rename: readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -40,17 +40,18 @@ from typing import Any
 
 import numpy as np
 
+from bspatial.common.files import atomic_write_text
 from bspatial.evaluation.vlm.run_files import (
     ERRORS_FILE,
     FINGERPRINT_FILE,
     SAMPLES_FILE,
     SUMMARY_FILE,
-    atomic_write,
     logged_keys,
     read_jsonl,
 )
 from bspatial.evaluation.vlm.summary import write_summary
-from bspatial.evaluation.vlm.backends import Request, Response, VLMBackend, load_backend
+from bspatial.evaluation.vlm.backend_api import Request, Response, VLMBackend
+from bspatial.evaluation.vlm.backends import load_backend
 from bspatial.evaluation.vlm.prompts import build_ir_prompt, build_vqa_prompt, prompts_fingerprint
 from bspatial.evaluation.vlm.records import (
     IRItem,
@@ -301,7 +302,7 @@ def _check_fingerprint(folder: Path, fingerprint: dict[str, Any], source: str, c
     if not path.exists():
         if (folder / SAMPLES_FILE).exists():
             raise IncompatibleRunError(f"{folder} has {SAMPLES_FILE} but no {FINGERPRINT_FILE}; use a new --out folder")
-        atomic_write(path, json.dumps({**fingerprint, "data_source": source, "config": config, "split": split}, indent=2))
+        atomic_write_text(path, json.dumps({**fingerprint, "data_source": source, "config": config, "split": split}, indent=2))
         return
     stored = json.loads(path.read_text())
     if stored.get("fingerprint") == fingerprint["fingerprint"]:

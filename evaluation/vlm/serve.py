@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bspatial.evaluation.vlm.backends import Request, VLMBackend
+from bspatial.evaluation.vlm.backend_api import Request, VLMBackend
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class ChatCompletionServer:
     readable from :attr:`base_url` after start.
 
     Example:
-        >>> from bspatial.evaluation.vlm.backends import ChanceBackend
+        >>> from bspatial.evaluation.vlm.backend_chance import ChanceBackend
         >>> with ChatCompletionServer(ChanceBackend(seed=0), "chance") as server:
         ...     server.base_url.startswith("http://127.0.0.1:")
         True

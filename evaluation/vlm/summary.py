@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from bspatial.evaluation.vlm.run_files import ERRORS_FILE, SAMPLES_FILE, SUMMARY_FILE, atomic_write, read_jsonl
+from bspatial.common.files import atomic_write_text
+from bspatial.evaluation.vlm.run_files import ERRORS_FILE, SAMPLES_FILE, SUMMARY_FILE, read_jsonl
 from bspatial.scoring.aggregate import group_accuracy, task_mean
 from bspatial.scoring.point import PointStatus
 from bspatial.scoring.vqa import vqa_accuracy
@@ -31,7 +32,7 @@ def write_summary(folder: str | Path, meta: dict[str, Any], complete: bool) -> d
         "latency_s": {"mean": float(np.mean(latencies)) if rows else None, "total": float(np.sum(latencies))},
         **metrics,
     }
-    atomic_write(folder / SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=False))
+    atomic_write_text(folder / SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=False))
     return summary
 
 

@@ -9,7 +9,7 @@ The weights depend only on ``seed`` (and the torch version), so two calls give t
 The model is random: its answers are mostly unparseable, which is exactly what the harness must
 count (never guess). It exists so that the real loading, batching and serving code runs end to end.
 
-This module deliberately does not import ``bspatial.modeling.testing_utils`` (which builds the same
+This module deliberately does not import ``bspatial.modeling.tiny_backbone`` (which builds the same
 sizes for the policy tests): the harness evaluates any image-text model and must not load the VLA
 package. If the two ever need to agree, DESIGN §3 is the reference for both.
 
@@ -26,10 +26,11 @@ Example:
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
+
+from bspatial.common.files import publish_folder
 
 # Qwen's chat and vision special tokens (DESIGN §3).
 SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
@@ -92,12 +93,12 @@ def build_processor(tokenizer=None):
 def build_config(tokenizer=None):
     """The tiny ``Qwen3_5Config`` (DESIGN §3) whose special-token ids match :func:`build_tokenizer`.
 
-    The sizes are the policy tests' tiny backbone (``bspatial.modeling.testing_utils``); only the
+    The sizes are the policy tests' tiny backbone (``bspatial.modeling.tiny_backbone``); only the
     padding / end-of-sequence ids differ, because this checkpoint generates text.
     """
     from transformers import Qwen3_5Config
 
-    from bspatial.modeling.testing_utils import tiny_vlm_config
+    from bspatial.modeling.tiny_backbone import tiny_vlm_config
 
     tokenizer = build_tokenizer() if tokenizer is None else tokenizer
     fields = tiny_vlm_config(tokenizer)
@@ -143,9 +144,7 @@ def write_tiny_checkpoint(folder: str | Path, seed: int = 0, overwrite: bool = F
     try:
         model.save_pretrained(staging)
         build_processor(tokenizer).save_pretrained(staging)
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(staging, folder)
+        publish_folder(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -180,7 +180,7 @@ def test_refuses_to_overwrite_and_unknown_preset(built):
 def test_ir_builder_configs_follow_the_task_table():
     # The builder module stays self-contained (it ships to the Hub), so its task list is a copy.
     from bspatial.construction.build import builder_module
-    from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS
+    from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS
 
     ir = builder_module("ir")
     assert tuple(ir.TASKS) == tuple(MANIPULATION_EVAL_TASKS)
@@ -221,8 +221,8 @@ def test_card_lists_every_config_and_carries_the_quality_report(built):
 
 
 def test_paper_preset_carries_the_paper_totals():
-    from bspatial.construction.paper_counts import MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS
-    from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS
+    from bspatial.catalog.counts import MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS
+    from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS
 
     paper = get_preset("paper")
     assert sum(paper.count("vqa_per_task", t) for t in MANIPULATION_EVAL_TASKS) == 1082
@@ -235,7 +235,8 @@ def test_paper_preset_carries_the_paper_totals():
 
 
 def test_container_goal_view_sees_into_a_layer_the_standing_view_cannot():
-    from bspatial.construction.frames import MIN_ANSWER_PIXELS, capture, goal_state_scene, goal_view_scene
+    from bspatial.construction.frames import MIN_ANSWER_PIXELS, capture, goal_view_scene
+    from bspatial.tasks.conditions import goal_state_scene
     from bspatial.sim import MujocoBackend
     from bspatial.tasks import sample_instance
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from bspatial.construction import demos
-from bspatial.construction.demos import (ACTION_KEY, CAMERAS, EPISODE_COLUMNS, FPS, IR_TARGET_KEY, STATE_KEY,
-                                         record_demos)
+from bspatial.catalog.schema import ACTION_KEY, CAMERAS, CONTROL_HZ as FPS, IR_TARGET_KEY, STATE_KEY
+from bspatial.construction.demos import EPISODE_COLUMNS, record_demos
 
 TASK = "reach_plate"  # the shortest expert episode (~170 steps)
 CHUNK = 32
@@ -201,9 +201,9 @@ def test_paperback_prefix_starts_on_the_bisector_and_still_reaches_the_target(pa
     import dataclasses
 
     from bspatial.sim.mujoco_backend import MujocoBackend
-    from bspatial.sim.spec import RobotSpawn
+    from bspatial.world.spec import RobotSpawn
     from bspatial.tasks import sample_instance
-    from bspatial.tasks.geometry import object_box
+    from bspatial.world.relations import object_box
 
     episode = _episode_meta(paperback_root)
     provenance = json.loads((paperback_root / "meta" / "bspatial_demos.json").read_text())

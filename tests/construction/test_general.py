@@ -12,9 +12,9 @@ import pytest
 from bspatial.construction.activities import (GENERAL_ACTIVITIES, N_GENERAL_ACTIVITIES, activity_scene,
                                               eligible_activities)
 from bspatial.construction.build import Preset, PresetShortfall, build, get_preset
-from bspatial.construction.calculator import DISTANCE_MARGIN, SIZE_MARGIN
+from bspatial.catalog.thresholds import DISTANCE_MARGIN, SIZE_MARGIN
 from bspatial.construction.general import GeneralPlan, frame_cap
-from bspatial.construction.paper_counts import MULTI_FRAME_COUNTS, MULTI_FRAME_TOTAL, SINGLE_FRAME_COUNTS, SINGLE_FRAME_TOTAL
+from bspatial.catalog.counts import MULTI_FRAME_COUNTS, MULTI_FRAME_TOTAL, SINGLE_FRAME_COUNTS, SINGLE_FRAME_TOTAL
 from bspatial.evaluation.vlm import records
 
 SEED = 5
@@ -229,7 +229,7 @@ def test_every_activity_scene_builds_for_the_paper_layouts():
 
 
 def test_navigation_frames_walk_through_rooms_and_answers_follow_the_last_view():
-    from bspatial.construction.frames import FRAME_SIZE
+    from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE as FRAME_SIZE
     from bspatial.construction.general import NAVIGATION, navigation_poses, navigation_scene, room_candidates, room_pixels
     from bspatial.sim.mujoco_backend import MujocoBackend
 
@@ -262,7 +262,7 @@ def test_navigation_frames_walk_through_rooms_and_answers_follow_the_last_view()
 def test_reaching_views_put_the_hands_over_the_work_surface_with_objects_on_every_side():
     import dataclasses
 
-    from bspatial.construction.calculator import camera_direction
+    from bspatial.world.relations import camera_direction
     from bspatial.construction.frames import capture
     from bspatial.construction.general import REACH_ABOVE_SURFACE_M, reaching_robot
     from bspatial.sim import MujocoBackend

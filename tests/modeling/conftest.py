@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from bspatial.modeling import BSpatialVLAForActionPrediction
-from bspatial.modeling.testing_utils import build_tiny_processor, make_batch, tiny_policy_config
+from bspatial.modeling.tiny_backbone import build_tiny_processor, tiny_policy_config
+from bspatial.modeling.testing_utils import make_batch
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,8 @@ from safetensors.torch import load_file, save_file
 from transformers import AutoModel, Qwen3_5ForConditionalGeneration
 
 from bspatial.modeling import BSpatialVLAForActionPrediction
-from bspatial.modeling.testing_utils import make_batch, tiny_policy_config
+from bspatial.modeling.tiny_backbone import tiny_policy_config
+from bspatial.modeling.testing_utils import make_batch
 
 
 def test_forward_backward_trains_only_the_expert(model, batch):

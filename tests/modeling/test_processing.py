@@ -5,7 +5,7 @@ from transformers import AutoProcessor
 
 from bspatial.modeling import BSpatialVLAForActionPrediction, BSpatialVLAProcessor
 from bspatial.modeling.processing_bspatial_vla import float_images_to_uint8
-from bspatial.modeling.testing_utils import tiny_policy_config
+from bspatial.modeling.tiny_backbone import tiny_policy_config
 
 STATE_DIM, ACTION_DIM = 8, 23
 STATS = {

@@ -7,18 +7,10 @@ from transformers import AutoModel, AutoProcessor
 
 from bspatial.modeling import BSpatialVLAForActionPrediction, BSpatialVLAProcessor
 from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
-from bspatial.modeling.train import (
-    PRESETS,
-    FirstFrameAnchorDataset,
-    StepBatchSampler,
-    checkpoint_dir,
-    get_preset,
-    latest_checkpoint,
-    nested_task_subset,
-    read_metrics,
-    task_balanced_weights,
-    train,
-)
+from bspatial.modeling.train import checkpoint_dir, latest_checkpoint, read_metrics, train
+from bspatial.modeling.training_config import PRESETS, get_preset
+from bspatial.modeling.training_data import (FirstFrameAnchorDataset, StepBatchSampler, nested_task_subset,
+                                             task_balanced_weights)
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +204,7 @@ def test_every_paper_variant_has_a_tiny_preset():
 @pytest.fixture(scope="module")
 def donor(tmp_path_factory):
     """A DROID-style donor checkpoint: same shapes, different (seeded) expert weights."""
-    from bspatial.modeling.testing_utils import tiny_policy_config
+    from bspatial.modeling.tiny_backbone import tiny_policy_config
 
     torch.manual_seed(7)
     path = tmp_path_factory.mktemp("donor")

@@ -4,7 +4,7 @@ from torch import nn
 from transformers import AutoModel
 
 from bspatial.modeling import BSpatialVLAForActionPrediction
-from bspatial.modeling.testing_utils import tiny_policy_config
+from bspatial.modeling.tiny_backbone import tiny_policy_config
 from bspatial.modeling.variants import apply_lora, count_parameters, load_action_expert, lora_target_modules
 
 

@@ -12,7 +12,7 @@ import pytest
 from bspatial.reference import load_table
 
 from bspatial.scoring.action import ActionRates, RateWithCI, action_rates
-from bspatial.scoring.task_specs import MANIPULATION_EVAL_TASKS, canonical_task_name, get_task
+from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS, canonical_task_name, get_task
 
 POLICIES = {  # Table S9/S10 column prefix -> Table 4 policy row
     "base": "pi0.5-Qwen (frozen VLM)",

@@ -7,11 +7,9 @@ import numpy as np
 import pytest
 
 from bspatial.scoring.geometry import intrinsics_from_fovy, project_points
+from bspatial.catalog.thresholds import COMPARTMENT_BAND_MARGIN_M, ON_REF_RADIUS_M, TOLERANCE_DIAGONAL_FRACTION
 from bspatial.scoring.ir import (
-    COMPARTMENT_BAND_MARGIN_M,
     DETAIL_LABELS,
-    ON_REF_RADIUS_M,
-    TOLERANCE_DIAGONAL_FRACTION,
     ContainerPlacementRegion,
     Countertop,
     DirectionalPlacementRegion,

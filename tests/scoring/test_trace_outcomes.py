@@ -7,10 +7,8 @@ import json
 import numpy as np
 import pytest
 
+from bspatial.catalog.thresholds import COMPARTMENT_BAND_MARGIN_M, ON_REF_RADIUS_M, SODA_BASE_PROXIMITY_M
 from bspatial.scoring.action import (
-    CONTAINER_SOFT_BAND_MARGIN_M,
-    ON_REF_RADIUS_M,
-    SODA_BASE_PROXIMITY_M,
     EpisodeOutcome,
     action_rates_from_traces,
     outcome_from_trace,
@@ -227,8 +225,8 @@ def test_container_peak_in_band_while_held_earns_soft_credit():
 
 
 def test_container_soft_band_margin_boundary():
-    just_in = 0.60 + CONTAINER_SOFT_BAND_MARGIN_M - 1e-9
-    just_out = 0.60 + CONTAINER_SOFT_BAND_MARGIN_M + 1e-6
+    just_in = 0.60 + COMPARTMENT_BAND_MARGIN_M - 1e-9
+    just_out = 0.60 + COMPARTMENT_BAND_MARGIN_M + 1e-6
     assert label(container_trace([OUTSIDE, [2.5, 0, just_in]], [True, True]))[1] is True
     assert label(container_trace([OUTSIDE, [2.5, 0, just_out]], [True, True]))[2] == "overshoot"
     assert label(container_trace([OUTSIDE, [2.5, 0, 0.30]], [True, True]))[2] == "below_band"
@@ -370,10 +368,3 @@ def test_from_dict_rejects_unknown_keys_and_versions():
         EpisodeTrace.from_dict({**data, "succes": True})
     with pytest.raises(ValueError, match="schema_version must be 1, got 99"):
         EpisodeTrace.from_dict({**data, "schema_version": 99})
-
-
-def test_thresholds_agree_with_the_ir_rule():
-    # Table S4 and the placement IR rule (Appendix 14) share the on-ref radius and the band margin.
-    ir = pytest.importorskip("bspatial.scoring.ir")
-    assert ON_REF_RADIUS_M == ir.ON_REF_RADIUS_M == 0.17
-    assert CONTAINER_SOFT_BAND_MARGIN_M == ir.COMPARTMENT_BAND_MARGIN_M == 0.05

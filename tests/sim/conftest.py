@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bspatial.sim.spec import CameraSpec, SceneSpec, box_object, table_object
+from bspatial.world.spec import CameraSpec, SceneSpec, box_object, table_object
 
 TABLE_HEIGHT = 0.75
 BLOCK_SIZE = (0.4, 0.3, 0.2)     # a static box on the table: its top is at TABLE_HEIGHT + 0.2

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bspatial.sim.backend import ACTION_SLICES
-from bspatial.sim.spec import SceneSpec, box_object
+from bspatial.catalog.schema import ACTION_SLICES
+from bspatial.world.spec import SceneSpec, box_object
 
 
 def test_resting_objects_report_positive_normal_force(table_sim):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bspatial.sim.spec import Part, Pose, ObjectSpec, SceneSpec, Texture, CameraSpec
+from bspatial.world.spec import Part, Pose, ObjectSpec, SceneSpec, Texture, CameraSpec
 
 
 def test_frame_shapes_and_types(table_sim):

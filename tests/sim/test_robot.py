@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
-from bspatial.sim.backend import ACTION_DIM, ACTION_SLICES
-from bspatial.sim.spec import RobotSpawn, SceneSpec
+from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES
+from bspatial.world.spec import RobotSpawn, SceneSpec
 
 
 @pytest.fixture()
@@ -94,13 +94,14 @@ def test_ik_with_torso_and_bad_side(sim):
 
 
 def test_proprio_docstring_table_matches_layout(sim):
+    from bspatial.catalog.schema import PROPRIO_SLICES, STATE_DIM
     from bspatial.sim import robot
 
     rows = re.findall(r"^(\d+):(\d+)\s+(\w+)", robot.__doc__, flags=re.M)
-    assert {name: slice(int(a), int(b)) for a, b, name in rows} == robot.PROPRIO_SLICES
+    assert {name: slice(int(a), int(b)) for a, b, name in rows} == PROPRIO_SLICES
     proprio = sim.robot_state().proprio
-    assert proprio.shape == (robot.PROPRIO_DIM,) == (84,)
-    P = robot.PROPRIO_SLICES
+    assert proprio.shape == (STATE_DIM,) == (84,)
+    P = PROPRIO_SLICES
     np.testing.assert_allclose(proprio[P["base_pose"]], [0.5, -0.3, 0.3], atol=1e-6)
     np.testing.assert_allclose(proprio[P["left_gripper"]], [1.0], atol=1e-6)
 

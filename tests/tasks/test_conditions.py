@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bspatial.scoring.action import ON_REF_RADIUS_M
+from bspatial.catalog.thresholds import ON_REF_RADIUS_M
 from bspatial.tasks import conditions as cond
 from bspatial.tasks.registry import get_task, sample_instance, task_names
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from bspatial.scoring.action import outcome_from_trace
-from bspatial.scoring.task_specs import NAVIGATION_TASKS, TASKS
-from bspatial.sim.floorplans import FLOORPLANS, ROBOT_RADIUS_M, get_floorplan
-from bspatial.sim.spec import RobotSpawn, check_category
+from bspatial.catalog.tasks import NAVIGATION_TASKS, TASKS
+from bspatial.world.floorplans import FLOORPLANS, ROBOT_RADIUS_M, get_floorplan
+from bspatial.world.spec import RobotSpawn, check_category
 from bspatial.tasks import get_task
 from bspatial.tasks import navigation as nav
 from bspatial.tasks.budgets import step_budget

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from bspatial.scoring.task_specs import MANIPULATION_TASKS, NAVIGATION_TASKS, TASKS
+from bspatial.catalog.tasks import MANIPULATION_TASKS, NAVIGATION_TASKS, TASKS
 from bspatial.tasks import base, registry
 from bspatial.tasks.budgets import BUDGET_FILE
 from bspatial.tasks.registry import get_task, make_registry, sample_instance, task_names

@@ -9,9 +9,9 @@ frame. A cheaper geometry-only sweep covers every variant of every task.
 import numpy as np
 import pytest
 
-from bspatial.scoring.action import ON_REF_RADIUS_M
+from bspatial.catalog.thresholds import ON_REF_RADIUS_M
 from bspatial.scoring.geometry import points_in_polygon
-from bspatial.scoring.task_specs import MANIPULATION_TASKS, VARIANT_SEPARATOR
+from bspatial.catalog.tasks import MANIPULATION_TASKS, VARIANT_SEPARATOR
 from bspatial.tasks import MIN_CANDIDATE_PIXELS, candidate_pixels, get_task, sample_instance
 
 SEEDS = (11, 29)
@@ -141,7 +141,7 @@ def test_target_agrees_with_independent_check_and_candidates_are_visible(sim, na
 @pytest.mark.parametrize("name", MANIPULATION_TASKS)
 def test_every_variant_samples_a_well_defined_target(name):
     """Geometry-only sweep (no rendering): each variant, one seed, target recomputed from the spec."""
-    from bspatial.tasks.geometry import object_box
+    from bspatial.world.relations import object_box
 
     task = get_task(name)
     for i, variant in enumerate(task.variants):

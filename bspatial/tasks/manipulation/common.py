@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from bspatial.scoring.task_specs import VARIANT_SEPARATOR
-from bspatial.sim.spec import ObjectSpec, RobotSpawn
+from bspatial.catalog.tasks import VARIANT_SEPARATOR
+from bspatial.world.spec import ObjectSpec, RobotSpawn
 from bspatial.tasks.base import LayoutRejected
-from bspatial.tasks.geometry import object_box
+from bspatial.world.relations import object_box
 
 SPAWN = RobotSpawn(x=0.0, y=0.0, yaw=0.0)
 """Manipulation scenes are laid out around a robot at the origin facing +x (left = +y)."""

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from bspatial.scoring.action import ON_REF_RADIUS_M
-from bspatial.scoring.task_specs import TaskSpec
+from bspatial.catalog.thresholds import ON_REF_RADIUS_M
+from bspatial.catalog.tasks import TaskSpec
 from bspatial.scoring.trace import ContainerGeometry, CountertopGeometry
-from bspatial.sim import scenes
-from bspatial.sim.scenes import Shelving, countertop, make_scene, rect_polygon
-from bspatial.sim.spec import Surface
+from bspatial.world import furniture
+from bspatial.world.furniture import Shelving, countertop, make_scene, rect_polygon
+from bspatial.world.spec import Surface
 from bspatial.tasks.base import Layout, LayoutRejected, PlacementGoal
-from bspatial.tasks.geometry import object_box, robot_right_axis
-from bspatial.tasks.manipulation import objects
+from bspatial.world.relations import object_box, robot_right_axis
+from bspatial.world import objects
 from bspatial.tasks.manipulation.common import DISPLAY_NAMES, SPAWN, split_variant
 
 GOAL_CLEARANCE_M = 0.12
@@ -27,13 +27,13 @@ LAYER_BAND_SLACK_M = 0.02
 """Band low end sits this far below a layer's floor (contact penetration, settling)."""
 
 _REFERENCE_BUILDERS = {
-    "cutting board": ("cutting_board_0", scenes.cutting_board),
-    "microwave": ("microwave_0", scenes.microwave),
-    "burner": ("burner_0", scenes.burner),
-    "frying pan": ("frying_pan_0", scenes.frying_pan),
-    "coffee maker": ("coffee_maker_0", scenes.coffee_maker),
-    "kettle": ("electric_kettle_0", scenes.electric_kettle),
-    "coffee bottle": ("bottle_of_coffee_0", scenes.bottle_of_coffee),
+    "cutting board": ("cutting_board_0", furniture.cutting_board),
+    "microwave": ("microwave_0", furniture.microwave),
+    "burner": ("burner_0", furniture.burner),
+    "frying pan": ("frying_pan_0", furniture.frying_pan),
+    "coffee maker": ("coffee_maker_0", furniture.coffee_maker),
+    "kettle": ("electric_kettle_0", furniture.electric_kettle),
+    "coffee bottle": ("bottle_of_coffee_0", furniture.bottle_of_coffee),
 }
 
 
@@ -61,10 +61,10 @@ def _directional(spec: TaskSpec, variant: str, rng: np.random.Generator, *, move
     # touch the goal regions, so the scene does not give the instructed side away).
     others = [k for k in spec.references if k != ref_key]
     rng.shuffle(others)
-    furniture = [counter.obj, reference]
+    statics = [counter.obj, reference]
     for ref2, y in zip(others[:2], (ref_y + 0.9, ref_y - 0.9)):
         n2, b2 = _REFERENCE_BUILDERS[ref2]
-        furniture.append(b2(n2, (back_x, y), h))
+        statics.append(b2(n2, (back_x, y), h))
     axis = robot_right_axis(SPAWN.yaw)
     ref_center = object_box(reference).center[:2]
     half = float(np.max(np.abs((_aabb_xy(reference)[1] - _aabb_xy(reference)[0]) @ np.abs(axis)))) / 2
@@ -76,7 +76,7 @@ def _directional(spec: TaskSpec, variant: str, rng: np.random.Generator, *, move
     x0, x1, y0, y1 = counter.bounds
     if not (x0 + GOAL_EDGE_MARGIN_M <= goal_xy[0] <= x1 - GOAL_EDGE_MARGIN_M and y0 + GOAL_EDGE_MARGIN_M <= goal_xy[1] <= y1 - GOAL_EDGE_MARGIN_M):
         raise LayoutRejected("goal point off the countertop")
-    blockers = [o for o in furniture[1:]] + [moved]
+    blockers = [o for o in statics[1:]] + [moved]
     if min(_clearance(goal_xy, o) for o in blockers) < GOAL_CLEARANCE_M:
         raise LayoutRejected("goal region not clear")
     if np.linalg.norm(goal_xy - ref_center) < ON_REF_RADIUS_M + 0.05:
@@ -84,7 +84,7 @@ def _directional(spec: TaskSpec, variant: str, rng: np.random.Generator, *, move
     geometry = CountertopGeometry(plane_height=h, polygon=counter.surface.polygon, reference_center=ref_center,
                                   right_axis=axis, instructed_side=side)
     goal = PlacementGoal("countertop_side", counter.surface.name, np.array([*goal_xy, h]), side=side)
-    scene = make_scene(spec.name, (*furniture, moved), surfaces=(counter.surface,), robot=SPAWN, top_center=(0.9, 0.0))
+    scene = make_scene(spec.name, (*statics, moved), surfaces=(counter.surface,), robot=SPAWN, top_center=(0.9, 0.0))
     proj = float(np.dot(object_box(moved).center[:2] - ref_center, axis))
     return Layout(instruction=f"Place the {phrase} on the countertop and to the {side} of the "
                               f"{DISPLAY_NAMES.get(ref_key, ref_key)}.",
@@ -135,17 +135,17 @@ def _container(spec: TaskSpec, variant: str, rng: np.random.Generator, *, shelf:
 
 
 def place_tupperware_in_fridge(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
-    shelf = scenes.fridge("fridge_0", front_x=float(rng.uniform(0.95, 1.05)), y_center=float(rng.uniform(-0.38, -0.3)))
-    moved = objects.tupperware("tupperware_0", (float(rng.uniform(0.72, 0.8)), float(rng.uniform(0.3, 0.42)), scenes.COUNTERTOP_HEIGHT),
+    shelf = furniture.fridge("fridge_0", front_x=float(rng.uniform(0.95, 1.05)), y_center=float(rng.uniform(-0.38, -0.3)))
+    moved = objects.tupperware("tupperware_0", (float(rng.uniform(0.72, 0.8)), float(rng.uniform(0.3, 0.42)), furniture.COUNTERTOP_HEIGHT),
                                lid_rgb=tuple(int(c) for c in rng.integers(30, 220, 3)))
     return _container(spec, variant, rng, shelf=shelf, moved=moved, noun="tupperware")
 
 
 def place_bowl_in_cabinet(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
-    shelf = scenes.bottom_cabinet("bottom_cabinet_0", front_x=float(rng.uniform(0.75, 0.85)),
+    shelf = furniture.bottom_cabinet("bottom_cabinet_0", front_x=float(rng.uniform(0.75, 0.85)),
                                   y_center=float(rng.uniform(-0.4, -0.32)))
     # x up to 0.77 m: farther out, the expert's horizontal forearm rests on the counter edge before
     # both fingers reach the bowl (seed 4 failed every layer at x = 0.80).
-    moved = objects.bowl("bowl_0", (float(rng.uniform(0.72, 0.77)), float(rng.uniform(0.3, 0.42)), scenes.COUNTERTOP_HEIGHT),
+    moved = objects.bowl("bowl_0", (float(rng.uniform(0.72, 0.77)), float(rng.uniform(0.3, 0.42)), furniture.COUNTERTOP_HEIGHT),
                          rgb=tuple(int(c) for c in rng.integers(30, 220, 3)))
     return _container(spec, variant, rng, shelf=shelf, moved=moved, noun="bowl")

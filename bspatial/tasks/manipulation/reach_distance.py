@@ -1,18 +1,19 @@
 """Distance reach tasks (Table S2): dice on a bed, paperback on a desk, pizza plate on a breakfast
 table, soda can and storage box on the floor. The target is the candidate whose bounding-box centre
 is closest to / farthest from the reference (its centre, or the wall's inner face); the decisive gap
-to the runner-up is at least MIN_DISTANCE_MARGIN (15%) relative."""
+to the runner-up is at least DISTANCE_MARGIN (15%) relative."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from bspatial.scoring.task_specs import TaskSpec
-from bspatial.sim.scenes import Room, bed, bottom_cabinet, coffee_table, make_scene, sofa, straight_chair, table
-from bspatial.sim.spec import ObjectSpec
+from bspatial.catalog.tasks import TaskSpec
+from bspatial.world.furniture import Room, bed, bottom_cabinet, coffee_table, make_scene, sofa, straight_chair, table
+from bspatial.world.spec import ObjectSpec
 from bspatial.tasks.base import Layout, LayoutRejected
-from bspatial.tasks.geometry import MIN_DISTANCE_MARGIN, Reference, object_box, pick_by_rank, reference_distance
-from bspatial.tasks.manipulation import objects
+from bspatial.catalog.thresholds import DISTANCE_MARGIN
+from bspatial.world.relations import Reference, object_box, pick_by_rank, reference_distance
+from bspatial.world import objects
 from bspatial.tasks.manipulation.common import SPAWN, footprint_radius, relation_phrase, scatter, split_variant
 
 N_DICE = 3
@@ -31,9 +32,9 @@ def _distance_layout(variant: str, scene_name: str, others, candidates: list[Obj
     relation, ref_key = split_variant(variant)
     reference = references[ref_key]
     distances = {o.name: reference_distance(o, reference) for o in candidates}
-    target, margin = pick_by_rank(distances, relation, MIN_DISTANCE_MARGIN)
-    if margin < MIN_DISTANCE_MARGIN:
-        raise LayoutRejected(f"distance gap {margin:.3f} < {MIN_DISTANCE_MARGIN}")
+    target, margin = pick_by_rank(distances, relation)
+    if margin < DISTANCE_MARGIN:
+        raise LayoutRejected(f"distance gap {margin:.3f} < {DISTANCE_MARGIN}")
     scene = make_scene(scene_name, tuple(others) + tuple(candidates), room=room, surfaces=surfaces, robot=SPAWN,
                        top_center=top_center)
     return Layout(instruction=instruction_template.format(rel=relation_phrase(relation, ref_key)), scene=scene,

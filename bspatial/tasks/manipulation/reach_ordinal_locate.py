@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from bspatial.scoring.task_specs import TaskSpec
-from bspatial.sim.scenes import Room, bookcase, countertop, make_scene
+from bspatial.catalog.tasks import TaskSpec
+from bspatial.world.furniture import Room, bookcase, countertop, make_scene
 from bspatial.tasks.base import Layout, LayoutRejected
-from bspatial.tasks.geometry import MIN_ORDINAL_GAP_M, object_box, order_along_axis, pick_by_rank, robot_right_axis, spoken
-from bspatial.tasks.manipulation import objects
+from bspatial.catalog.thresholds import ORDINAL_GAP_M
+from bspatial.world.relations import object_box, order_left_to_right, pick_by_rank, robot_right_axis, spoken
+from bspatial.world import objects
 from bspatial.tasks.manipulation.common import SPAWN, slots
 
 N_TOOLS = 4
@@ -26,17 +27,17 @@ def reach_tool(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout
                           yaw=float(rng.uniform(-0.25, 0.25))) for i, (c, y) in enumerate(zip(cats, rng.permutation(ys)))]
     axis = robot_right_axis(SPAWN.yaw)
     proj = {t.name: float(np.dot(object_box(t).center[:2], axis)) for t in tools}
-    order = order_along_axis({t.name: object_box(t).center for t in tools}, axis)
+    order = order_left_to_right({t.name: object_box(t).center for t in tools}, axis)
     extents = {}
     for t in tools:
         lo, hi = object_box(t).aabb()
         corners = np.array([[lo[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]], [hi[0], lo[1]]]) @ axis
         extents[t.name] = (corners.min(), corners.max())
     for a, b in zip(order, order[1:]):
-        if proj[b] - proj[a] < MIN_ORDINAL_GAP_M or extents[b][0] <= extents[a][1]:
+        if proj[b] - proj[a] < ORDINAL_GAP_M or extents[b][0] <= extents[a][1]:
             raise LayoutRejected("ordinal neighbours overlap along the robot-right axis")
     # "leftness" = -projection on robot-right: descending order is leftmost first.
-    target, _ = pick_by_rank({n: -p for n, p in proj.items()}, variant, 0.0)
+    target, _ = pick_by_rank({n: -p for n, p in proj.items()}, variant)
     i = order.index(target)
     gap = min(abs(proj[target] - proj[order[j]]) for j in (i - 1, i + 1) if 0 <= j < len(order))
     scene = make_scene("reach_tool", (counter.obj, *tools), surfaces=(counter.surface,), robot=SPAWN)

@@ -1,18 +1,19 @@
 """Size-rank reach tasks (Table S2): food item on a chopping board, item on the countertop, plate,
 toys on a desk. The target is the candidate whose longest bounding-box dimension has the instructed
-rank; every neighbouring pair of ranks differs by at least MIN_SIZE_MARGIN (10%)."""
+rank; every neighbouring pair of ranks differs by at least SIZE_MARGIN (10%)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from bspatial.scoring.task_specs import TaskSpec
-from bspatial.sim.scenes import countertop, make_scene, table
-from bspatial.sim.spec import ObjectSpec, Part, Pose
-from bspatial.tasks.assets import rgba, wood_texture
+from bspatial.catalog.tasks import TaskSpec
+from bspatial.world.furniture import countertop, make_scene, table
+from bspatial.world.spec import ObjectSpec, Part, Pose
+from bspatial.world.textures import rgba, wood_texture
 from bspatial.tasks.base import Layout, LayoutRejected
-from bspatial.tasks.geometry import MIN_SIZE_MARGIN, longest_dimension, min_adjacent_gap, pick_by_rank, spoken
-from bspatial.tasks.manipulation import objects
+from bspatial.catalog.thresholds import SIZE_MARGIN
+from bspatial.world.relations import min_adjacent_gap, object_box, pick_by_rank, spoken
+from bspatial.world import objects
 from bspatial.tasks.manipulation.common import SPAWN, scatter, slots
 
 N_FOOD_ON_BOARD = 4
@@ -23,11 +24,11 @@ N_TOYS = 5
 
 def _size_layout(spec: TaskSpec, variant: str, scene_name: str, furniture, surfaces, candidates: list[ObjectSpec],
                  instruction: str) -> Layout:
-    sizes = {o.name: longest_dimension(o) for o in candidates}
+    sizes = {o.name: object_box(o).longest for o in candidates}
     gap = min_adjacent_gap(sizes.values())
-    if gap < MIN_SIZE_MARGIN:
-        raise LayoutRejected(f"size gap {gap:.3f} < {MIN_SIZE_MARGIN}")
-    target, margin = pick_by_rank(sizes, variant, MIN_SIZE_MARGIN)
+    if gap < SIZE_MARGIN:
+        raise LayoutRejected(f"size gap {gap:.3f} < {SIZE_MARGIN}")
+    target, margin = pick_by_rank(sizes, variant)
     scene = make_scene(scene_name, tuple(furniture) + tuple(candidates), surfaces=surfaces, robot=SPAWN)
     return Layout(instruction=instruction, scene=scene, candidates=tuple(o.name for o in candidates), target=target,
                   measurements={"longest_dimension": sizes}, margin=margin)

@@ -10,14 +10,14 @@ def save_tiny_checkpoint(path, **overrides):
     import torch
 
     from bspatial.modeling import BSpatialVLAForActionPrediction, BSpatialVLAProcessor
-    from bspatial.modeling.testing_utils import build_tiny_processor, tiny_policy_config
-    from bspatial.sim.robot import PROPRIO_DIM
+    from bspatial.modeling.tiny_backbone import build_tiny_processor, tiny_policy_config
+    from bspatial.catalog.schema import STATE_DIM
 
-    config = tiny_policy_config(state_dim=PROPRIO_DIM, **overrides)
+    config = tiny_policy_config(state_dim=STATE_DIM, **overrides)
     torch.manual_seed(0)
     model = BSpatialVLAForActionPrediction(config)
     qwen = build_tiny_processor()
-    stats = {"observation.state": {"q01": [-3.0] * PROPRIO_DIM, "q99": [3.0] * PROPRIO_DIM},
+    stats = {"observation.state": {"q01": [-3.0] * STATE_DIM, "q99": [3.0] * STATE_DIM},
              "action": {"q01": [-0.5] * 23, "q99": [0.5] * 23}}
     processor = BSpatialVLAProcessor.from_model_config(config, qwen.image_processor, qwen.tokenizer, stats)
     model.save_pretrained(path)

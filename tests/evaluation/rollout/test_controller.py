@@ -5,10 +5,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from bspatial.evaluation.rollout.controller import (
-    CHUNK_HORIZON, GRIPPER_DIMS, REPLAN_THRESHOLD, ChunkController, ChunkedPolicy, ensemble_weights)
+from bspatial.catalog.schema import CHUNK_SIZE, GRIPPER_DIMS
+from bspatial.evaluation.rollout.controller import REPLAN_THRESHOLD, ChunkController, ChunkedPolicy, ensemble_weights
 
-H, D = CHUNK_HORIZON, 23
+H, D = CHUNK_SIZE, 23
 ARM = 7  # a non-gripper dim (left arm joint 1)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from bspatial.evaluation.rollout.ir import IRSettings, OracleTarget
 from bspatial.evaluation.rollout.runner import RunSettings, load_results, make_policy, run_rollouts
-from bspatial.evaluation.vlm.backends import Response
+from bspatial.evaluation.vlm.backend_api import Response
 
 DOT_COLOR = (255, 51, 51)  # Appendix 13.3
 DISC_PIXELS = 49  # lattice points with dx^2 + dy^2 <= 4^2: the radius-4 dot

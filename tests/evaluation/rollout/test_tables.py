@@ -66,7 +66,7 @@ def test_tables_match_an_independent_count(tmp_path):
 def test_table_s11_pools_the_papers_navigation_counts(tmp_path):
     """Result files realising Table S11's published rates give back its rows and the pooled 59.9 (240/401)."""
     from bspatial.reference import load_table
-    from bspatial.scoring.task_specs import TASKS
+    from bspatial.catalog.tasks import TASKS
 
     paper = {r["task"]: r for r in load_table("tableS11_navigation")}
     folder = tmp_path / "nav"
@@ -104,7 +104,7 @@ def test_s9_s10_layout_reproduces_the_paper_from_realised_episodes(tmp_path):
 
     from bspatial.evaluation.rollout.tables import COMPARISON_TABLES
     from bspatial.reference import load_table, realise_outcomes
-    from bspatial.scoring.task_specs import canonical_task_name, get_task
+    from bspatial.catalog.tasks import canonical_task_name, get_task
 
     paper = load_table("tableS9_S10_dot_ir_scaling")
     for split in ("held_out", "prompt_probe"):

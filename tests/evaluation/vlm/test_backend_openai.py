@@ -16,7 +16,8 @@ import pytest
 
 from bspatial.evaluation.vlm import backend_openai
 from bspatial.evaluation.vlm.backend_openai import MAX_RETRIES, OpenAIBackend, RequestFailedError, ServerError, png_data_url
-from bspatial.evaluation.vlm.backends import Request, load_backend
+from bspatial.evaluation.vlm.backend_api import Request
+from bspatial.evaluation.vlm.backends import load_backend
 from bspatial.evaluation.vlm.runner import SAMPLES_FILE, part_dir, read_jsonl, run_suite
 from bspatial.evaluation.vlm.serve import ChatCompletionServer
 from bspatial.evaluation.vlm.tiny_checkpoint import write_tiny_checkpoint
@@ -211,7 +212,7 @@ def test_images_travel_as_png_data_urls():
 
 
 def test_server_module_runs_with_chance(tmp_path):
-    from bspatial.evaluation.vlm.backends import ChanceBackend
+    from bspatial.evaluation.vlm.backend_chance import ChanceBackend
 
     with ChatCompletionServer(ChanceBackend(seed=0), "chance") as running:
         remote = load_backend(f"openai:{running.base_url}#chance")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from bspatial.evaluation.vlm.backend_transformers import CheckpointError, TransformersBackend
-from bspatial.evaluation.vlm.backends import VLMBackend, load_backend
+from bspatial.evaluation.vlm.backend_api import VLMBackend
+from bspatial.evaluation.vlm.backends import load_backend
 from bspatial.evaluation.vlm.runner import SAMPLES_FILE, part_dir, read_jsonl, run_suite
 from bspatial.evaluation.vlm.tiny_checkpoint import write_tiny_checkpoint
 from bspatial.scoring import PointStatus
@@ -83,7 +84,7 @@ def test_batched_generation_equals_unbatched(backend, repos, tmp_path):
 
 def test_multi_image_items_put_every_frame_before_the_prompt(backend, repos):
     from bspatial.evaluation.vlm.backend_transformers import _user_turn
-    from bspatial.evaluation.vlm.backends import Request
+    from bspatial.evaluation.vlm.backend_api import Request
 
     frames = tuple(_png(k) for k in range(3))
     request = Request("m", "Question: where?", frames, "choice", ("a", "b", "c", "d"))

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from bspatial.evaluation.vlm import backends
-from bspatial.evaluation.vlm.backends import ChanceBackend, Request, Response, VLMBackend, load_backend, parse_spec
+from bspatial.evaluation.vlm.backend_api import Request, Response, VLMBackend
+from bspatial.evaluation.vlm.backend_chance import ChanceBackend
+from bspatial.evaluation.vlm.backends import load_backend, parse_spec
 from bspatial.scoring import PointStatus, parse_choice, parse_point
 
 OPTIONS = ("above", "under", "front", "behind")

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from bspatial.evaluation.vlm.backends import ChanceBackend, Request, Response
+from bspatial.evaluation.vlm.backend_api import Request, Response
+
+from bspatial.evaluation.vlm.backend_chance import ChanceBackend
 from bspatial.evaluation.vlm.fixtures import FIXTURE_CONFIGS, write_readme
 from bspatial.evaluation.vlm.predicted_ir import predict_ir_point
 from bspatial.evaluation.vlm.runner import (

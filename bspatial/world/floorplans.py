@@ -1,6 +1,6 @@
 """The five multi-room floor plans of the navigation suite (Table S2 / S11 scenes), and their occupancy grids.
 
-Each plan is a backend-neutral :class:`~bspatial.sim.spec.SceneSpec` (walls with door gaps, textured room
+Each plan is a backend-neutral :class:`~bspatial.world.spec.SceneSpec` (walls with door gaps, textured room
 floors, furniture named by BEHAVIOR categories) plus the navigation metadata the tasks need: the rooms
 as axis-aligned rectangles, the doorways, the ten destinations (a room to enter or an object to come
 close to) and the waypoints of the curated context traversal (paper Appendix 12: "a traversal covering
@@ -38,10 +38,10 @@ from typing import Callable, Literal, Mapping
 
 import numpy as np
 
-from bspatial.sim.scenes import (DEFAULT_LIGHTS, TOP_CAMERA, WALL_HEIGHT, WALL_THICKNESS, bed, bookcase, coffee_table,
+from bspatial.world.furniture import (DEFAULT_LIGHTS, TOP_CAMERA, WALL_HEIGHT, WALL_THICKNESS, bed, bookcase, coffee_table,
                                  countertop, fridge, sofa, straight_chair, table)
-from bspatial.sim.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Texture
-from bspatial.tasks.assets import fabric_texture, plank_floor_texture, rgba, tile_texture, wood_texture
+from bspatial.world.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Texture
+from bspatial.world.textures import fabric_texture, plank_floor_texture, rgba, tile_texture, wood_texture
 
 GRID_RESOLUTION_M = 0.10
 """Occupancy cell size (m): a tenth of the narrowest doorway, fine enough for 0.4 m of free corridor."""

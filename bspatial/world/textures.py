@@ -18,13 +18,13 @@ import functools
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from bspatial.sim.spec import Texture
+from bspatial.world.spec import Texture
 
 RGB = tuple[int, int, int]
 
 
 def rgba(rgb: RGB, alpha: float = 1.0) -> tuple[float, float, float, float]:
-    """0-255 RGB -> the 0-1 RGBA a :class:`~bspatial.sim.spec.Part` takes."""
+    """0-255 RGB -> the 0-1 RGBA a :class:`~bspatial.world.spec.Part` takes."""
     return (rgb[0] / 255, rgb[1] / 255, rgb[2] / 255, alpha)
 
 

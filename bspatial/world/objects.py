@@ -1,12 +1,12 @@
 """Movable household objects for the manipulation tasks, with category-appropriate shapes and looks.
 
-Every builder returns an :class:`~bspatial.sim.spec.ObjectSpec` whose frame sits at the centre of the
+Every builder returns an :class:`~bspatial.world.spec.ObjectSpec` whose frame sits at the centre of the
 object's bottom face, so an object rests on a surface of height ``h`` at ``z = h``; size parameters are
 the object's longest dimension (``length``) unless said otherwise. Colours come from the caller's rng.
 
 Example:
-    >>> from bspatial.tasks.geometry import longest_dimension
-    >>> round(longest_dimension(food_item("orange_0", "orange", 0.08, (0.5, 0.0, 0.9))), 3)
+    >>> from bspatial.world.relations import object_box
+    >>> round(object_box(food_item("orange_0", "orange", 0.08, (0.5, 0.0, 0.9))).longest, 3)
     0.08
 """
 
@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from bspatial.sim.spec import ObjectSpec, Part, Pose
-from bspatial.tasks.assets import (board_game_texture, book_texture, dice_texture, label_texture, paperback_texture,
+from bspatial.world.spec import ObjectSpec, Part, Pose
+from bspatial.world.textures import (board_game_texture, book_texture, dice_texture, label_texture, paperback_texture,
                                    pizza_texture, rgba)
 
 _LYING = (math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0)   # local z -> world -y: a capsule lying along y

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from bspatial.sim.spec import (CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, Surface, Texture,
+from bspatial.world.spec import (CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, Surface, Texture,
                                behavior_categories, box_object, check_category)
 
 
@@ -50,7 +50,7 @@ def test_scene_validation():
 
 
 def test_importing_bspatial_and_specs_needs_no_mujoco():
-    code = ("import sys, bspatial, bspatial.sim, bspatial.sim.spec, bspatial.sim.backend; "
+    code = ("import sys, bspatial, bspatial.sim, bspatial.world.spec, bspatial.sim.backend; "
             "assert 'mujoco' not in sys.modules, 'mujoco imported'; "
             "assert 'OpenGL' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

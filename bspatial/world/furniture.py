@@ -1,6 +1,6 @@
 """Room shell and furniture builders shared by the task scene generators.
 
-Everything returns backend-neutral :mod:`bspatial.sim.spec` values. Furniture is static (fixed to the
+Everything returns backend-neutral :mod:`bspatial.world.spec` values. Furniture is static (fixed to the
 world); a builder whose furniture holds things (countertop, shelves, fridge, cabinet, bookcase) also
 returns the geometry a task needs (top height and polygon, shelf heights, interior footprint).
 
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bspatial.sim.spec import (CameraSpec, LightSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Surface,
+from bspatial.world.spec import (CameraSpec, LightSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Surface,
                                Texture, table_object)
-from bspatial.tasks.assets import fabric_texture, plank_floor_texture, rgba, tile_texture, wood_texture
+from bspatial.world.textures import fabric_texture, plank_floor_texture, rgba, tile_texture, wood_texture
 
 WALL_HEIGHT = 2.4          # m, household ceiling height
 WALL_THICKNESS = 0.1

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import typer
 
+from bspatial.catalog.schema import CAMERAS
+from bspatial.common.files import atomic_write_bytes, atomic_write_text
+
 logger = logging.getLogger(__name__)
 
-VIEW_CAMERAS = ("head", "left_wrist", "right_wrist")
 TOP_VIEW_SIZE = 448
 SETTLE_STEPS = 10   # holding actions before rendering, so free objects rest as an episode would see them
 
@@ -38,21 +39,6 @@ def sim_tasks() -> None:
         typer.echo(f"{name}  [{task.spec.family}, {task.spec.category}]  budget={task.step_budget} steps")
         # Navigation tasks have one instance kind: pass --variant "" to `bspatial sim view`.
         typer.echo(f"    variants: {', '.join(task.variants) or '(none)'}")
-
-
-def sim_calibrate_budgets(
-    tasks: str = typer.Option("", "--tasks", help="comma-separated task names (default: all 25)"),
-    seeds: int = typer.Option(20, "--seeds", help="expert episodes per instruction variant"),
-    out: Optional[Path] = typer.Option(None, "--out", help="budget file (default: the packaged one)"),
-) -> Path:
-    """Recalibrate the per-task step budgets from scripted-expert demonstration lengths."""
-    from bspatial.tasks import budgets
-
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    data = budgets.calibrate([t for t in tasks.split(",") if t] or None, seeds=seeds)
-    path = budgets.write_budgets(data, out or budgets.BUDGET_FILE)
-    typer.echo(f"wrote {path}")
-    return path
 
 
 def _palette(n: int) -> np.ndarray:
@@ -74,11 +60,13 @@ def segmentation_overlay(frame, candidates, target: str | None) -> np.ndarray:
 
 
 def _save_png(path: Path, image: np.ndarray) -> None:
+    import io
+
     from PIL import Image
 
-    tmp = path.with_suffix(".tmp.png")
-    Image.fromarray(image).save(tmp)
-    os.replace(tmp, path)
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, format="PNG")
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def sim_view(
@@ -90,7 +78,7 @@ def sim_view(
 ) -> list[Path]:
     """Render one task instance: three robot cameras, a segmentation overlay and a top-down view."""
     from bspatial.sim.mujoco_backend import MujocoBackend
-    from bspatial.sim.scenes import TOP_CAMERA
+    from bspatial.world.furniture import TOP_CAMERA
     from bspatial.tasks.base import candidate_pixels
     from bspatial.tasks.registry import sample_instance
 
@@ -105,7 +93,7 @@ def sim_view(
         sim.load(instance.scene)
         for _ in range(SETTLE_STEPS):
             sim.step(sim.hold_action())
-        frames = {cam: sim.render(cam) for cam in VIEW_CAMERAS}
+        frames = {cam: sim.render(cam) for cam in CAMERAS}
         for cam, frame in frames.items():
             written.append(out / f"{cam}.png")
             _save_png(written[-1], frame.rgb)
@@ -123,8 +111,6 @@ def sim_view(
             "countertop": instance.countertop.to_dict() if instance.countertop else None,
             "container": instance.container.to_dict() if instance.container else None}
     written.append(out / "instance.json")
-    tmp = written[-1].with_suffix(".tmp")
-    tmp.write_text(json.dumps(info, indent=2, default=float))
-    os.replace(tmp, written[-1])
+    atomic_write_text(written[-1], json.dumps(info, indent=2, default=float))
     typer.echo(f"{instance.instruction}  target={instance.target}  -> {out}")
     return written

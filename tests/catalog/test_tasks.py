@@ -7,7 +7,7 @@ import pytest
 
 from bspatial.reference import load_table
 
-from bspatial.scoring.task_specs import (
+from bspatial.catalog.tasks import (
     MANIPULATION_EVAL_TASKS,
     MANIPULATION_TASKS,
     N_HELDOUT_TOTAL,

@@ -1,17 +1,17 @@
 import numpy as np
 import pytest
 
-from bspatial.construction import calculator as calc
+from bspatial.world import relations as calc
 
 
-def test_pick_extreme_ranks_and_margin():
+def test_pick_by_rank_ranks_and_margin():
     sizes = {"a": 0.30, "b": 0.20, "c": 0.10, "d": 0.05}
-    assert calc.pick_extreme(sizes, "largest")[0] == "a"
-    assert calc.pick_extreme(sizes, "2nd smallest")[0] == "c"
-    name, margin = calc.pick_extreme(sizes, "2nd largest")
+    assert calc.pick_by_rank(sizes, "largest")[0] == "a"
+    assert calc.pick_by_rank(sizes, "2nd smallest")[0] == "c"
+    name, margin = calc.pick_by_rank(sizes, "2nd largest")
     assert name == "b" and margin == pytest.approx(1 / 3)  # min(gap to 0.30, gap to 0.10)
     with pytest.raises(ValueError, match="relation"):
-        calc.pick_extreme(sizes, "biggest")
+        calc.pick_by_rank(sizes, "biggest")
 
 
 def test_camera_direction_follows_the_prompt_rules():

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bspatial.sim.cli import sim_tasks, sim_view
+from bspatial.tasks.cli import sim_tasks, sim_view
 
 
 def test_sim_view_writes_the_expected_pngs(tmp_path):
@@ -27,7 +27,7 @@ def test_sim_tasks_lists_tasks_variants_and_budgets(capsys):
 
 
 def _one_variant_per_task():
-    from bspatial.scoring.task_specs import MANIPULATION_TASKS, NAVIGATION_TASKS
+    from bspatial.catalog.tasks import MANIPULATION_TASKS, NAVIGATION_TASKS
     from bspatial.tasks.registry import get_task
 
     # Cycle through the variants so the 25 cases touch many kinds (size ranks, reference objects,

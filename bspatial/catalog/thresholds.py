@@ -1,0 +1,45 @@
+"""Every threshold of the paper's validity filters (Appendix 11), IR scoring (Appendix 14) and action rules (Table S4).
+
+Defined once; :mod:`bspatial.scoring`, the task generators and the suite builders import them from here.
+Each cites its source, or says it is our implementation choice where the paper gives no number.
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------------------- relations (Appendix 11)
+
+DISTANCE_MARGIN = 0.15
+"""Distance comparisons need >= 15% relative separation (Appendix 11 filters; DESIGN §5)."""
+SIZE_MARGIN = 0.10
+"""Size comparisons need >= 10% relative separation (Appendix 11 filters; DESIGN §5)."""
+ORDINAL_GAP_M = 0.08
+"""Implementation choice: neighbouring candidates of an ordinal relation differ by at least 8 cm along the
+robot-right axis (and their footprints do not overlap along it), so left-to-right order is unambiguous."""
+DIRECTION_DOMINANCE = 1.5
+"""Implementation choice: a direction is named only when its axis offset is >= 1.5x the next largest."""
+
+# ----------------------------------------------------------------------------- IR scoring (Appendix 14)
+
+TOLERANCE_DIAGONAL_FRACTION = 0.02
+"""Appendix 14, "Reach IR Scoring": tolerant scoring accepts points "within approximately 2% of the image
+diagonal of the target region (approximately 20 pixels for a 720 x 720 image)"."""
+ON_REF_RADIUS_M = 0.17
+"""Appendix 14 "Placement IR Scoring" and Table S4 "Directional placement": locations (IR) and releases
+(action) within 0.17 m of the reference centre are on-ref failures; a correct placement is farther."""
+COMPARTMENT_BAND_MARGIN_M = 0.05
+"""Appendix 14 "Placement IR Scoring": the entry height is compared with the instructed compartment's height
+band +-0.05 m. Table S4's container soft credit ("permitted band around the instructed compartment") gives no
+action-specific margin; the action rule uses this value too, so IR and action judge heights alike."""
+
+# ----------------------------------------------------------------------------- action rules (Table S4)
+
+SODA_BASE_PROXIMITY_M = 0.70
+"""Table S4 "Reach (base proximity)": the base ends within 0.70 m of the instructed can."""
+COUNTERTOP_REST_BAND_M = (-0.02, 0.10)
+"""Implementation choice (the paper says only "released onto the countertop"): an object rests on the
+countertop when its final reference-point height minus the plane height lies in this range. The upper
+end covers the half-height of the placed objects (carving knife, saucer) and thin items under them
+(a cutting-board edge); the lower end absorbs contact penetration."""
+FLOOR_REST_HEIGHT_M = 0.10
+"""Implementation choice: a released object whose final height is within 0.10 m of the floor rests on
+the floor (a floor drop; Appendix 14 names floor drops as failures without soft credit)."""

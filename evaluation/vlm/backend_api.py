@@ -1,0 +1,73 @@
+"""What every VLM backend exchanges with the runner: :class:`Request`, :class:`Response`, :class:`VLMBackend`.
+
+The backend modules (``backend_chance``, ``backend_openai``, ``backend_transformers``) implement
+:class:`VLMBackend` over these types; :mod:`bspatial.evaluation.vlm.backends` builds them from a
+``--model`` spec. Keeping the types apart from the registry is what lets the registry import its
+backends without an import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+RequestKind = Literal["choice", "point"]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model call.
+
+    Attributes:
+        id: the item id (backends may use it as a stable key, e.g. for seeding).
+        prompt: the full text prompt (Appendix 15); images go before it in the user turn.
+        images: encoded images (PNG / JPEG bytes) in order; ``images_pil()`` decodes them.
+        kind: ``"choice"`` (four-option VQA) or ``"point"`` (IR point grounding).
+        options: the option texts of a choice request (empty for a point request).
+    """
+
+    id: str
+    prompt: str
+    images: tuple[bytes, ...]
+    kind: RequestKind
+    options: tuple[str, ...] = ()
+
+    def images_pil(self) -> list:
+        """The images as ``PIL.Image`` objects (decoded lazily by PIL)."""
+        import io
+
+        from PIL import Image
+
+        return [Image.open(io.BytesIO(data)) for data in self.images]
+
+
+@dataclass(frozen=True)
+class Response:
+    """A model's reply: raw text exactly as generated, and the seconds attributed to it.
+
+    Batched backends split a batch's wall time evenly over its requests.
+    """
+
+    text: str
+    latency_s: float
+
+
+@runtime_checkable
+class VLMBackend(Protocol):
+    """What the runner needs from a model.
+
+    ``spec`` is the string it was built from. ``identity()`` describes the model (what makes its
+    outputs differ: checkpoint, revision, dtype, seed) and ``generation_settings()`` the decoding
+    settings; both go into the run fingerprint, so they must be JSON-serialisable and stable.
+    ``generate`` must return one response per request, in order, and raise (not return a
+    placeholder) when the model cannot answer.
+    """
+
+    spec: str
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def generation_settings(self) -> dict[str, Any]: ...
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]: ...

@@ -1,0 +1,71 @@
+"""The seeded chance backend: the reference row of every table (uniform option, uniform point)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bspatial.evaluation.vlm.backend_api import Request, Response
+from bspatial.scoring.choice import LETTERS
+from bspatial.scoring.point import POINT_SCALE
+
+
+def _choice_reply(letter: str, options: Sequence[str]) -> str:
+    """The answer-format form (Appendix 15.1): 'C.front'."""
+    return f"{letter}.{options[LETTERS.index(letter)]}" if options else letter
+
+
+def _point_reply(x: int, y: int) -> str:
+    """The IR prompt's JSON (Appendix 15.2) on the 0-1000 scale."""
+    return json.dumps({"results": {"target": {"x": x, "y": y}}})
+
+
+@dataclass
+class ChanceBackend:
+    """Seeded chance: a uniform option for VQA, a uniform 0-1000 point for IR.
+
+    Each reply depends only on ``(seed, request.id)``, never on batch composition or order, so
+    a resumed or re-batched run gives the same answers.
+
+    Example:
+        >>> req = Request("q1", "prompt", (), "choice", ("above", "under", "front", "behind"))
+        >>> ChanceBackend(seed=0).generate([req])[0].text == ChanceBackend(seed=0).generate([req])[0].text
+        True
+    """
+
+    seed: int = 0
+    spec: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ValueError(f"chance: seed must be an int, got {self.seed!r}")
+        self.spec = self.spec or f"chance:{self.seed}"
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "chance", "seed": self.seed}
+
+    def generation_settings(self) -> dict[str, Any]:
+        return {}
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        out = []
+        for request in requests:
+            start = time.perf_counter()
+            rng = self._rng(request.id)
+            if request.kind == "choice":
+                text = _choice_reply(LETTERS[rng.randrange(len(LETTERS))], request.options)
+            elif request.kind == "point":
+                text = _point_reply(rng.randint(0, POINT_SCALE), rng.randint(0, POINT_SCALE))
+            else:
+                raise ValueError(f"request {request.id}: kind must be 'choice' or 'point', got {request.kind!r}")
+            out.append(Response(text=text, latency_s=time.perf_counter() - start))
+        return out
+
+    def _rng(self, item_id: str) -> random.Random:
+        digest = hashlib.sha256(f"{self.seed}\x00{item_id}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
