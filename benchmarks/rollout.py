@@ -48,7 +48,8 @@ def main() -> None:
     logger.setLevel(logging.INFO)
 
     from bspatial.construction.demos import record_demos
-    from bspatial.evaluation.rollout.runner import plan_episodes, run_rollouts
+    from bspatial.evaluation.rollout.plan import plan_episodes
+    from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.modeling.train import train
 
     for split, tasks in (("held_out", [POLICY_TASK, *SCRIPTED_TASKS]), ("navigation", NAV_TASKS)):
@@ -88,7 +89,8 @@ def main() -> None:
 def _oracle_ir_cost() -> tuple[float, float]:
     """Milliseconds per oracle dot IR image and per head render, on one held-out reach instance."""
     from bspatial.evaluation.rollout.ir import IRConditioner, OracleTarget
-    from bspatial.evaluation.rollout.runner import load_instance, plan_episodes
+    from bspatial.evaluation.rollout.episodes import load_instance
+    from bspatial.evaluation.rollout.plan import plan_episodes
     from bspatial.sim.mujoco_backend import MujocoBackend
 
     with MujocoBackend() as backend:

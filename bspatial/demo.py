@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 _DIRECTION_OPTIONS = ["front-left", "front-right", "back-left", "back-right"]
 _COMPARISON_OPTIONS = ["object 1", "object 2", "object 3", "object 4"]
 _TABLE_WIDTH = 132
-_BUILD_PRESET = "tiny"  # bspatial.construction.build.PRESETS: every template and IR region kind, in seconds
+_BUILD_PRESET = "tiny"  # bspatial.construction.presets.PRESETS: every template and IR region kind, in seconds
 # One reach task per relation family plus both placement families: a short but complete rollout.
 _ROLLOUT_TASKS = ("reach_plate", "reach_dice", "reach_tool", "place_carving_knife", "place_tupperware_in_fridge")
 # The trained tiny policy's smoke rollout: one demo task, a few steps of training, capped episodes.
@@ -241,7 +241,8 @@ def built_suite_table(workdir: Path, seed: int) -> Table:
 
 def rollout_table(workdir: Path, seed: int) -> Table:
     """Scripted experts (upper reference) and a random policy (lower) on a few held-out and probe episodes."""
-    from bspatial.evaluation.rollout.runner import load_results, run_rollouts
+    from bspatial.evaluation.rollout.episodes import load_results
+    from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.tables import TABLE4_COLUMNS, group_records, table4_rows
 
     runs = []
@@ -262,7 +263,8 @@ def rollout_table(workdir: Path, seed: int) -> Table:
 
 def navigation_table(workdir: Path, seed: int) -> Table:
     """Scripted navigation expert and a random policy on a few validated held-out spawns (Table S11 layout)."""
-    from bspatial.evaluation.rollout.runner import load_results, run_rollouts
+    from bspatial.evaluation.rollout.episodes import load_results
+    from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.tables import s11_rows
 
     rows = []
@@ -278,7 +280,8 @@ def navigation_table(workdir: Path, seed: int) -> Table:
 def policy_table(workdir: Path, seed: int) -> Table:
     """Demos -> tiny policy trained with Accelerate -> closed-loop rollout of the checkpoint."""
     from bspatial.construction.demos import record_demos
-    from bspatial.evaluation.rollout.runner import load_results, run_rollouts
+    from bspatial.evaluation.rollout.episodes import load_results
+    from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.tables import group_records, s11_rows, table4_rows
     from bspatial.modeling.train import train
 

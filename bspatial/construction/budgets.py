@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from bspatial.sim.backend import SimBackend
 from bspatial.common.files import atomic_write_text
 from bspatial.tasks.budgets import (BUDGET_FILE, BUDGET_MARGIN, BUDGET_QUANTUM_STEPS, SCHEMA_VERSION, load_budget_file,
                                     budget_from_lengths)
@@ -29,7 +30,7 @@ CALIBRATION_SEED_BASE = 500_000
 """Calibration seeds are base + i: apart from the seeds the tests and ``benchmarks/sim.py`` use (0..N)."""
 
 
-def demonstration_lengths(backend, name: str, variant: str, seeds: Sequence[int]) -> tuple[list[int], list[dict]]:
+def demonstration_lengths(backend: SimBackend, name: str, variant: str, seeds: Sequence[int]) -> tuple[list[int], list[dict]]:
     """Expert episode lengths of the ``correct`` episodes, and the failures ``{seed, outcome, status}``."""
     from bspatial.tasks.episode import load_instance, run_episode
     from bspatial.tasks.experts import make_expert

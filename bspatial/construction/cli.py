@@ -22,7 +22,8 @@ def build_command(
     import logging
     import time
 
-    from bspatial.construction.build import PresetShortfall, build
+    from bspatial.construction.build import build
+    from bspatial.construction.presets import PresetShortfall
 
     start = time.perf_counter()
     try:

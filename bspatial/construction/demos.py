@@ -60,6 +60,7 @@ from typing import Sequence
 
 import numpy as np
 
+from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, CAMERAS, CONTROL_HZ, IR_TARGET_KEY, POLICY_IMAGE_SIZE,
                                      STATE_DIM, STATE_KEY, image_key)
 from bspatial.common.files import publish_folder
@@ -163,7 +164,7 @@ def _corners(bbox) -> np.ndarray:
 class _RecordingPolicy:
     """Wraps an expert: stores what each step observed and what the expert commanded."""
 
-    def __init__(self, backend, expert, episode: RecordedEpisode) -> None:
+    def __init__(self, backend: SimBackend, expert, episode: RecordedEpisode) -> None:
         self.backend, self.expert, self.episode = backend, expert, episode
         self.reach = episode.instance.family in ("reach", "reach_base_proximity")
 
@@ -184,7 +185,7 @@ class _PrefixPolicy:
     """Appendix 16.8 prefix: drive the base (holonomic, arms held) from the augmented spawn to the
     original start pose, then hand every further step to the expert, whose script starts there."""
 
-    def __init__(self, backend, expert, start) -> None:
+    def __init__(self, backend: SimBackend, expert, start) -> None:
         self.backend, self.expert = backend, expert
         self.goal = np.array([start.x, start.y, start.yaw], float)
         self.steps, self.done = 0, False
@@ -262,7 +263,7 @@ def paperback_prefix_spawn(instance):
     return dataclasses.replace(start, x=float(p[0]), y=float(p[1]), yaw=yaw), books
 
 
-def record_episode(backend, instance, split: str = "train", *, prefix_to=None) -> tuple[RecordedEpisode | None, str]:
+def record_episode(backend: SimBackend, instance, split: str = "train", *, prefix_to=None) -> tuple[RecordedEpisode | None, str]:
     """Run the scripted expert on ``instance`` with the policy cameras; (episode, "") if scored correct.
 
     Args:
@@ -291,7 +292,7 @@ def record_episode(backend, instance, split: str = "train", *, prefix_to=None) -
     return episode, ""
 
 
-def record_navigation_episode(backend, task: str, seed: int, split: str = "train") -> tuple[RecordedEpisode | None, str]:
+def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: str = "train") -> tuple[RecordedEpisode | None, str]:
     """Validate ``seed``'s spawn in the simulator, run the navigation expert; (episode, "") on success."""
     from bspatial.tasks.episode import run_episode
     from bspatial.tasks.nav_expert import NavigationExpert
@@ -344,7 +345,7 @@ def _add_episode_columns(root: Path, rows: dict[int, dict]) -> None:
         pq.write_table(table, path, compression="snappy")
 
 
-def _record_one(backend, name: str, entry, split: str, paperback_prefix: bool):
+def _record_one(backend: SimBackend, name: str, entry, split: str, paperback_prefix: bool):
     """(episode or None, reason, provenance extras) for one training entry."""
     from bspatial.tasks import get_task, sample_instance
 
@@ -376,7 +377,7 @@ def _record_one(backend, name: str, entry, split: str, paperback_prefix: bool):
     return episode, reason, extras
 
 
-def _record_all(dataset, backend, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str,
+def _record_all(dataset, backend: SimBackend, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str,
                 paperback_prefix: bool = False, spa_withheld: bool = False):
     """Record and write every task's episodes on its training entries, in order; returns (episode rows,
     rejections, state / action frames)."""

@@ -19,7 +19,7 @@ from typing import Mapping
 import numpy as np
 
 from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE, HEAD_CAMERA
-from bspatial.sim.backend import CameraFrame
+from bspatial.sim.backend import CameraFrame, SimBackend
 from bspatial.world.spec import SceneSpec
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.conditions import goal_state_scene
@@ -98,7 +98,7 @@ def _r(a) -> list[float]:
     return [round(float(x), 6) for x in np.asarray(a).ravel()]
 
 
-def capture(sim, scene: SceneSpec, *, size: int = CONSTRUCTION_FRAME_SIZE) -> FrameRecord:
+def capture(sim: SimBackend, scene: SceneSpec, *, size: int = CONSTRUCTION_FRAME_SIZE) -> FrameRecord:
     """Load ``scene`` into ``sim`` (a :class:`~bspatial.sim.backend.SimBackend`) and record its head frame."""
     sim.load(scene)
     frame = sim.render(HEAD_CAMERA, width=size, height=size)

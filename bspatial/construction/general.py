@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from bspatial.sim.backend import SimBackend
 from bspatial.common.seeds import derive_seed
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, SIZE_MARGIN
 from bspatial.world import relations
@@ -121,7 +122,7 @@ REACH_ABOVE_SURFACE_M = (0.05, 0.35)
 edge and this high above it (the IK result is used as is: out of reach, the arm stretches towards it)."""
 
 
-def reaching_robot(sim, ascene: ActivityScene, rng: np.random.Generator) -> RobotSpawn:
+def reaching_robot(sim: SimBackend, ascene: ActivityScene, rng: np.random.Generator) -> RobotSpawn:
     """A seeded viewpoint close to the work surface with both arms mid-reach over it (IK).
 
     Every third single-frame view is a reaching view. From the standing views the hands hang just below
@@ -491,7 +492,7 @@ def _seed(*parts) -> int:
     return derive_seed(*parts)
 
 
-def write_general(sim, plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
+def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
     """Render the plan's frames, generate, cap and subsample candidates, and write the records.
 
     Images go to ``root/images``; rows (sorted by id) to ``handle``. Returns counts per

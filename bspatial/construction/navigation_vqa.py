@@ -38,6 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
+from bspatial.sim.backend import SimBackend
 from bspatial.common.seeds import derive_seed
 from bspatial.construction.debias import balanced_choice
 
@@ -99,7 +100,7 @@ def context_indices(n_tour: int, k: int = CONTEXT_FRAMES) -> list[int]:
     return sorted({int(round(i * (n_tour - 1) / (k - 1))) for i in range(k)})
 
 
-def _route(backend, instance) -> np.ndarray:
+def _route(backend: SimBackend, instance) -> np.ndarray:
     """(N, 2) world points of the expert's A* route from the spawn, densified every 0.1 m."""
     from bspatial.tasks.nav_expert import NavigationExpert
 
@@ -113,7 +114,7 @@ def _route(backend, instance) -> np.ndarray:
     return np.array(dense)
 
 
-def candidate_questions(backend, instance, rng: np.random.Generator, *, max_draws: int = 200) -> list[NavQuestion]:
+def candidate_questions(backend: SimBackend, instance, rng: np.random.Generator, *, max_draws: int = 200) -> list[NavQuestion]:
     """Every valid question among ``max_draws`` poses drawn on the route of ``instance`` (a navigation instance)."""
     from bspatial.tasks import navigation
 
@@ -150,13 +151,9 @@ def pick_questions(pool: Sequence[NavQuestion], spawn_of: Sequence[int], n: int,
                            room=dict.fromkeys(set(spawn_of), per_spawn))
 
 
-def render_at(backend, pose: Sequence[float], *, size: int = NAV_FRAME_SIZE) -> np.ndarray:
-    """The head camera's RGB with the base teleported (kinematically) to ``pose``; MuJoCo only."""
-    import mujoco
-
-    qadr = backend.robot.qpos(backend.robot.base_joints)
-    backend.data.qpos[qadr] = pose
-    mujoco.mj_forward(backend.model, backend.data)
+def render_at(backend: SimBackend, pose: Sequence[float], *, size: int = NAV_FRAME_SIZE) -> np.ndarray:
+    """The head camera's RGB with the base teleported (kinematically) to ``pose``."""
+    backend.set_base_pose(*pose)
     return backend.render("head", width=size, height=size).rgb
 
 
@@ -168,7 +165,7 @@ def jpeg_bytes(rgb: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
     return buffer.getvalue()
 
 
-def context_tour(backend, instance, *, size: int = NAV_FRAME_SIZE) -> list[np.ndarray]:
+def context_tour(backend: SimBackend, instance, *, size: int = NAV_FRAME_SIZE) -> list[np.ndarray]:
     """The environment's context frames (:func:`context_indices` of the full tour), as RGB arrays."""
     from bspatial.tasks import navigation
 
@@ -193,7 +190,7 @@ def _seed(seed: int, task: str, k: int) -> int:
     return derive_seed(seed, "task_navigation", task, k)
 
 
-def write_navigation(sim, counts: dict[str, int], seed: int, root, handle) -> dict[str, int]:
+def write_navigation(sim: SimBackend, counts: dict[str, int], seed: int, root, handle) -> dict[str, int]:
     """Build ``counts[task]`` task-grounded navigation questions per task into records.
 
     Frames go to ``root/images`` as JPEG (each environment's context tour once, shared by its

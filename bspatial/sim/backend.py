@@ -28,6 +28,8 @@ from bspatial.catalog.schema import ACTION_DIM
 from bspatial.world.spec import SceneSpec
 
 StepStatus = Literal["ok", "sim_error"]
+ROBOT_LINKS: tuple[str, ...] = ("base", "torso_4", "left_hand", "right_hand")
+"""Robot links every backend's :meth:`SimBackend.robot_link_pose` accepts (R1Pro: base, top torso link, hands)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,10 +105,24 @@ class Contact:
 
 @dataclass(frozen=True)
 class ObjectPose:
-    """World pose of an object frame: position (m) and quaternion (w, x, y, z)."""
+    """World pose of an object (or robot link) frame: position (m), quaternion (w, x, y, z) and the same
+    orientation as a 3x3 matrix whose columns are the frame's axes in world coordinates."""
 
     position: np.ndarray
     quat: np.ndarray
+    rotation: np.ndarray
+
+
+@dataclass(frozen=True)
+class IKResult:
+    """Joint positions for the solved joints (torso then arm with ``use_torso``, else arm), and the residual
+    errors reached."""
+
+    qpos: np.ndarray
+    pos_error: float
+    rot_error: float
+    iterations: int
+    converged: bool
 
 
 @dataclass(frozen=True)
@@ -209,6 +225,28 @@ class SimBackend(Protocol):
 
     def robot_state(self) -> RobotState:
         """Robot base, joints, grippers, end-effectors and proprioception."""
+
+    def hold_action(self) -> np.ndarray:
+        """The 23-dim action that keeps the robot still (current joints, current gripper openings)."""
+
+    def object_names(self) -> tuple[str, ...]:
+        """The loaded scene's objects, in the scene's order."""
+
+    def movable_objects(self) -> tuple[str, ...]:
+        """The scene's free (non-static) objects, in the scene's order."""
+
+    def robot_link_pose(self, link: str) -> ObjectPose:
+        """World pose of a robot link: at least :data:`ROBOT_LINKS`; an unknown name raises ValueError listing
+        the links."""
+
+    def set_base_pose(self, x: float, y: float, yaw: float) -> None:
+        """Teleport the base kinematically (no physics step; joints and velocities unchanged); cameras and
+        queries see the new pose at once."""
+
+    def solve_ik(self, side: str, target_pos, target_quat=None, *, use_torso: bool = False,
+                 seed_action: np.ndarray | None = None, max_iterations: int = 200) -> IKResult:
+        """Joints that put ``side``'s end-effector at ``target_pos`` (and ``target_quat``), from the current
+        state, or from the torso / arm targets of ``seed_action`` when given. Does not move the robot."""
 
     def close(self) -> None:
         """Free renderers and simulator resources; safe to call twice."""

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import logging
 import math
+from types import SimpleNamespace
 
 import mujoco
 import numpy as np
 
 from bspatial.sim import robot as robot_mod
 from bspatial.catalog.schema import ACTION_SLICES, ARMS, CAMERAS, CONSTRUCTION_FRAME_SIZE, POLICY_IMAGE_SIZE
-from bspatial.sim.backend import BoundingBox, CameraFrame, Contact, ObjectPose, RobotState, StepResult, check_action
+from bspatial.sim.backend import (BoundingBox, CameraFrame, Contact, IKResult, ObjectPose, RobotState, StepResult,
+                                  check_action)
 from bspatial.sim.render import SegmentationRenderer, camera_to_world, intrinsics
 from bspatial.world.spec import ObjectSpec, Part, SceneSpec, Texture
 
@@ -358,7 +360,33 @@ class MujocoBackend:
 
     def object_pose(self, name: str) -> ObjectPose:
         body = self._check_object(name)
-        return ObjectPose(self.data.xpos[body].copy(), self.data.xquat[body].copy())
+        return self._body_pose(body)
+
+    def _body_pose(self, body: int) -> ObjectPose:
+        return ObjectPose(self.data.xpos[body].copy(), self.data.xquat[body].copy(),
+                          self.data.xmat[body].reshape(3, 3).copy())
+
+    def object_names(self) -> tuple[str, ...]:
+        self._require_loaded()
+        return tuple(self.object_body)
+
+    def movable_objects(self) -> tuple[str, ...]:
+        self._require_loaded()
+        return tuple(name for name, body in self.object_body.items() if body in self.free_bodies)
+
+    def robot_link_pose(self, link: str) -> ObjectPose:
+        self._require_loaded()
+        body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, f"{robot_mod.PREFIX}{link}")
+        if body < 0:
+            links = sorted(self.model.body(i).name.removeprefix(robot_mod.PREFIX) for i in range(self.model.nbody)
+                           if self.model.body(i).name.startswith(robot_mod.PREFIX))
+            raise ValueError(f"link must be one of {links}, got {link!r}")
+        return self._body_pose(body)
+
+    def set_base_pose(self, x: float, y: float, yaw: float) -> None:
+        self._require_loaded()
+        self.data.qpos[self.robot.qpos(self.robot.base_joints)] = (x, y, yaw)
+        mujoco.mj_forward(self.model, self.data)
 
     def object_bbox(self, name: str) -> BoundingBox:
         body = self._check_object(name)
@@ -398,17 +426,28 @@ class MujocoBackend:
             eef_pos={s: eef[s][0] for s in ARMS}, eef_quat={s: eef[s][1] for s in ARMS},
             grasped=dict(self.grasped), proprio=r.proprio(d, self.grasped))
 
-    def solve_ik(self, side: str, target_pos, target_quat=None, *, use_torso: bool = False) -> robot_mod.IKResult:
-        """DLS IK of ``side``'s end-effector site from the current state; returns arm (and torso) joints.
+    def solve_ik(self, side: str, target_pos, target_quat=None, *, use_torso: bool = False,
+                 seed_action: np.ndarray | None = None, max_iterations: int = 200) -> IKResult:
+        """DLS IK of ``side``'s end-effector site; returns arm (and torso) joints.
 
-        With ``use_torso`` the result's qpos holds the 4 torso joints then the 7 arm joints.
+        With ``use_torso`` the result's qpos holds the 4 torso joints then the 7 arm joints. The search
+        starts from the current state, or with ``seed_action`` from its torso and ``side`` arm targets
+        (an expert seeds each waypoint with the joints it last commanded).
         """
         self._require_loaded()
         if side not in ARMS:
             raise ValueError(f"side must be one of {ARMS}, got {side!r}")
         r = self.robot
         joints = np.concatenate([r.torso_joints, r.arm_joints[side]]) if use_torso else r.arm_joints[side]
-        return robot_mod.solve_ik(self.model, self.data, r.eef_site[side], joints, target_pos, target_quat)
+        start = self.data
+        if seed_action is not None:
+            seed = check_action(seed_action)
+            qpos = self.data.qpos.copy()
+            qpos[r.qpos(r.torso_joints)] = seed[ACTION_SLICES["torso"]]
+            qpos[r.qpos(r.arm_joints[side])] = seed[ACTION_SLICES[f"{side}_arm"]]
+            start = SimpleNamespace(qpos=qpos)  # solve_ik reads only qpos of its starting state
+        return robot_mod.solve_ik(self.model, start, r.eef_site[side], joints, target_pos, target_quat,
+                                  max_iterations=max_iterations)
 
     # ------------------------------------------------------------------ rendering
 

@@ -54,6 +54,7 @@ import mujoco
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_SLICES, ARMS, PROPRIO_SLICES, STATE_DIM
+from bspatial.sim.backend import IKResult
 
 PREFIX = "robot/"
 TORSO_JOINTS = tuple(f"{PREFIX}torso_{i}" for i in range(1, 5))
@@ -347,15 +348,11 @@ IK_TOL_POS = 1e-4      # m
 IK_TOL_ROT = 1e-3      # rad
 
 
-@dataclass(frozen=True)
-class IKResult:
-    """Joint positions for ``joint_ids`` (in that order), and the residual errors reached."""
-
-    qpos: np.ndarray
-    pos_error: float
-    rot_error: float
-    iterations: int
-    converged: bool
+def base_to_world_quat(quat: np.ndarray, yaw: float) -> np.ndarray:
+    """Rotate a base-frame orientation (w, x, y, z) by the base yaw: the world-frame orientation."""
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]), quat)
+    return out
 
 
 def solve_ik(model: mujoco.MjModel, data: mujoco.MjData, site: int, joint_ids: np.ndarray,

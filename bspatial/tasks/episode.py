@@ -51,7 +51,7 @@ import numpy as np
 from bspatial.scoring.action import EpisodeOutcome, outcome_from_trace
 from bspatial.scoring.trace import EpisodeTrace
 from bspatial.catalog.schema import ARMS
-from bspatial.sim.backend import CameraFrame, RobotState
+from bspatial.sim.backend import CameraFrame, RobotState, SimBackend
 from bspatial.tasks.base import TaskInstance
 
 logger = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ class EpisodeResult:
 class _Recorder:
     """Accumulates the per-step rows of a trace for one instance."""
 
-    def __init__(self, backend, instance: TaskInstance) -> None:
+    def __init__(self, backend: SimBackend, instance: TaskInstance) -> None:
         self.backend, self.instance = backend, instance
         self.reach = instance.family in ("reach", "reach_base_proximity")
         self.navigation = instance.family == "navigation"
@@ -193,7 +193,7 @@ def _decided(recorder: _Recorder) -> bool:
     return _placement_settled(recorder.rows)
 
 
-def run_episode(backend, instance: TaskInstance, policy: Policy, *, split: str = "train", max_steps: int | None = None,
+def run_episode(backend: SimBackend, instance: TaskInstance, policy: Policy, *, split: str = "train", max_steps: int | None = None,
                 cameras: tuple[str, ...] = (), stop_when_decided: bool = True, load: bool = False) -> EpisodeResult:
     """Run ``policy`` on ``instance`` for up to ``max_steps`` (default: the instance's step budget).
 
@@ -238,7 +238,7 @@ def run_episode(backend, instance: TaskInstance, policy: Policy, *, split: str =
     return EpisodeResult(trace, outcome_from_trace(trace) if trace is not None else None, status, steps, message)
 
 
-def load_instance(backend, task: str, variant: str, seed: int,
+def load_instance(backend: SimBackend, task: str, variant: str, seed: int,
                   transform: Callable[[TaskInstance], TaskInstance] | None = None):
     """Sample ``task``'s instance for ``variant`` and ``seed`` and load it into ``backend``.
 

@@ -37,13 +37,13 @@ Example:
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 from typing import Iterator
 
 import numpy as np
 
-from bspatial.sim import robot as robot_mod
 from bspatial.catalog.schema import ACTION_SLICES, CONTROL_HZ
+from bspatial.sim import robot as robot_mod
+from bspatial.sim.backend import IKResult, SimBackend
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.nav_expert import NavigationExpert
 
@@ -53,6 +53,7 @@ BASE_GAIN = 2.0                 # 1/s, proportional base position gain
 BASE_TOL_M = 0.01
 BASE_FOOTPRINT_HALF = (0.30, 0.25)  # the base box's half extents (bspatial.sim.robot.build_robot)
 BASE_TOP_M = robot_mod.BASE_TOP
+IK_MAX_ITERATIONS = 300          # per waypoint: the setting the experts were calibrated with (the backend default is 200)
 JOINT_SPEED_RAD_S = 1.2         # max joint speed of scripted joint-space moves
 REACH_STANDOFF_M = 0.62         # target contact point this far ahead of the base centre (x, robot frame)
 ARM_LATERAL_M = 0.22            # ... and this far towards the chosen arm's side
@@ -79,24 +80,15 @@ FRONT_APPROACH_TASKS = frozenset({"reach_hardback"})
 """Targets inside shelf cells: the layer above leaves no room for a top-down approach."""
 
 
-def _world_quat(quat: np.ndarray, yaw: float) -> np.ndarray:
-    """Rotate a base-frame hand orientation by the base yaw."""
-    import mujoco
-
-    out = np.zeros(4)
-    mujoco.mju_mulQuat(out, np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]), quat)
-    return out
-
-
 class ScriptedExpert:
     """A policy callable over a privileged script (see the module docstring).
 
     Args:
-        backend: the :class:`~bspatial.sim.mujoco_backend.MujocoBackend` running ``instance``.
+        backend: the backend running ``instance``.
         instance: the task instance.
     """
 
-    def __init__(self, backend, instance: TaskInstance) -> None:
+    def __init__(self, backend: SimBackend, instance: TaskInstance) -> None:
         self.sim, self.instance = backend, instance
         self._script: Iterator[np.ndarray] | None = None
         self._last: np.ndarray | None = None
@@ -135,9 +127,7 @@ class ScriptedExpert:
     def safe_height(self, xy_points, radius: float = 0.25) -> float:
         """Transit height: above every movable object within ``radius`` of the given xy points."""
         top = 0.0
-        for name, body in self.sim.object_body.items():
-            if body not in self.sim.free_bodies:
-                continue
+        for name in self.sim.movable_objects():
             box = self.sim.object_bbox(name)
             if min(np.linalg.norm(box.center[:2] - np.asarray(p)[:2]) for p in xy_points) < radius:
                 top = max(top, float(box.aabb_max[2]))
@@ -177,22 +167,10 @@ class ScriptedExpert:
             yield action
         yield from self.wait(SETTLE_STEPS)
 
-    def _joint_ids(self, side: str) -> np.ndarray:
-        r = self.sim.robot
-        return np.concatenate([r.torso_joints, r.arm_joints[side]])
-
-    def _qpos_of_target(self, side: str) -> np.ndarray:
-        """Full qpos with the commanded torso / arm targets (the IK seed of the next waypoint)."""
-        qpos = self.sim.data.qpos.copy()
-        adr = self.sim.model.jnt_qposadr[self._joint_ids(side)]
-        qpos[adr] = np.concatenate([self._target[ACTION_SLICES["torso"]], self._target[ACTION_SLICES[f"{side}_arm"]]])
-        return qpos
-
-    def ik(self, side: str, pos, quat) -> robot_mod.IKResult:
-        """Torso + arm IK seeded with the currently commanded joints."""
-        seed = SimpleNamespace(qpos=self._qpos_of_target(side))
-        return robot_mod.solve_ik(self.sim.model, seed, self.sim.robot.eef_site[side], self._joint_ids(side),
-                                  pos, quat, max_iterations=300)
+    def ik(self, side: str, pos, quat) -> IKResult:
+        """Torso + arm IK seeded with the currently commanded joints (the seed of the next waypoint)."""
+        return self.sim.solve_ik(side, pos, quat, use_torso=True, seed_action=self._target,
+                                 max_iterations=IK_MAX_ITERATIONS)
 
     def _command(self, side: str, q: np.ndarray) -> None:
         self._target[ACTION_SLICES["torso"]] = q[:4]
@@ -223,7 +201,7 @@ class ScriptedExpert:
     def _obstacles(self, exclude=()) -> list[tuple[np.ndarray, np.ndarray]]:
         """xy boxes (min, max) of every object low enough to meet the base."""
         out = []
-        for name in self.sim.object_body:
+        for name in self.sim.object_names():
             if name in exclude:
                 continue
             box = self.sim.object_bbox(name)
@@ -292,7 +270,7 @@ class ReachExpert(ScriptedExpert):
         if np.linalg.norm(goal - base[:2]) > BASE_TOL_M:
             yield from self.drive_to(goal, yaw=base[2])
         base = self.sim.robot_state().base_pose
-        quat = _world_quat(quat, base[2])
+        quat = robot_mod.base_to_world_quat(quat, base[2])
         # Re-read the target after the drive (a round object may have rolled meanwhile); where the base
         # stopped short of the standoff (blocked by the furniture), aim at the nearer part of the face.
         point, direction, depth, _ = self.contact_geometry()
@@ -380,7 +358,7 @@ class PlacementExpert(ScriptedExpert):
         goal = self.base_goal(point, side, REACH_STANDOFF_M if direction[2] < 0 else FRONT_GRASP_STANDOFF_M)
         if np.linalg.norm(goal - base[:2]) > BASE_TOL_M:
             yield from self.drive_to(goal, yaw=base[2])
-        quat = _world_quat(quat, self.sim.robot_state().base_pose[2])
+        quat = robot_mod.base_to_world_quat(quat, self.sim.robot_state().base_pose[2])
         pre = point - PRE_CONTACT_M * direction
         eef = self.sim.robot_state().eef_pos[side]
         z = max(self.safe_height([eef, pre]), pre[2], eef[2]) if direction[2] < 0 else max(pre[2], eef[2])
@@ -429,13 +407,13 @@ class DirectionalPlacementExpert(PlacementExpert):
         w, x, y, z = self.sim.object_pose(name).quat
         yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
         # Site x along the object's x: both closed pads land across a knife blade (3.2 cm wide).
-        quat = _world_quat(TOP_DOWN, yaw - self.sim.robot_state().base_pose[2])
+        quat = robot_mod.base_to_world_quat(TOP_DOWN, yaw - self.sim.robot_state().base_pose[2])
         return np.array([*box.center[:2], box.aabb_max[2]]), np.array([0.0, 0.0, -1.0]), quat
 
     def carry_height(self, xy_points, hang_z: float) -> float:
         """Eef height that keeps the held object CARRY_CLEARANCE_M above every object near the path."""
         top = self.instance.placement.goal_point[2]
-        for name in self.sim.object_body:
+        for name in self.sim.object_names():
             if name in (self.instance.manipulated, self.instance.placement.surface.split("/")[0]):
                 continue
             box = self.sim.object_bbox(name)
@@ -518,7 +496,7 @@ EXPERTS = {"reach": ReachExpert, "reach_base_proximity": ReachExpert,
            "navigation": NavigationExpert}
 
 
-def make_expert(backend, instance: TaskInstance) -> ScriptedExpert:
+def make_expert(backend: SimBackend, instance: TaskInstance) -> ScriptedExpert:
     """The scripted expert for ``instance``'s outcome-rule family."""
     if instance.family not in EXPERTS:
         raise ValueError(f"no scripted expert for family {instance.family!r} (task {instance.task!r}); "

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import ACTION_SLICES
 from bspatial.world.floorplans import OccupancyGrid
 from bspatial.tasks.base import TaskInstance
@@ -115,7 +116,7 @@ class NavigationExpert:
         instance: a navigation instance (see :mod:`bspatial.tasks.navigation`).
     """
 
-    def __init__(self, backend, instance: TaskInstance) -> None:
+    def __init__(self, backend: SimBackend, instance: TaskInstance) -> None:
         from bspatial.tasks import navigation   # navigation imports this module's siblings only lazily
 
         self.sim, self.instance = backend, instance

@@ -41,6 +41,7 @@ from typing import Mapping
 
 import numpy as np
 
+from bspatial.sim.backend import SimBackend
 from bspatial.catalog.tasks import TASKS, TaskSpec
 from bspatial.world.floorplans import FloorPlan, get_floorplan
 from bspatial.world.spec import RobotSpawn
@@ -84,7 +85,7 @@ TOUR_STEP_M = 0.5
 TOUR_TURN_RAD = math.radians(45)
 """... and one every this much turn in place at a corner."""
 
-_CHEST_BODY = "robot/torso_4"
+_CHEST_LINK = "torso_4"
 
 
 @dataclass(frozen=True)
@@ -274,30 +275,28 @@ class SpawnCheck:
                 and self.tilt_deg <= MAX_SPAWN_TILT_DEG)
 
 
-def validate_spawn(backend, *, steps: int = SPAWN_SETTLE_STEPS) -> SpawnCheck:
+def validate_spawn(backend: SimBackend, *, steps: int = SPAWN_SETTLE_STEPS) -> SpawnCheck:
     """Reset the loaded scene, hold still ``steps`` steps, measure base drift and chest motion / tilt.
 
-    MuJoCo backend only (reads the chest body's pose); the backend is left reset to the spawn.
+    The backend is left reset to the spawn.
     """
-    import mujoco
-
-    chest = mujoco.mj_name2id(backend.model, mujoco.mjtObj.mjOBJ_BODY, _CHEST_BODY)
     backend.reset()
     base0 = np.asarray(backend.robot_state().base_pose, float)
-    z0 = float(backend.data.xpos[chest][2])
+    z0 = float(backend.robot_link_pose(_CHEST_LINK).position[2])
     hold = backend.hold_action()
     for _ in range(steps):
         if backend.step(hold).status != "ok":
             return SpawnCheck(math.inf, math.inf, math.inf)
     base1 = np.asarray(backend.robot_state().base_pose, float)
-    zaxis = backend.data.xmat[chest].reshape(3, 3)[:, 2]
-    check = SpawnCheck(float(np.linalg.norm(base1[:2] - base0[:2])), abs(float(backend.data.xpos[chest][2]) - z0),
+    chest = backend.robot_link_pose(_CHEST_LINK)
+    zaxis = chest.rotation[:, 2]
+    check = SpawnCheck(float(np.linalg.norm(base1[:2] - base0[:2])), abs(float(chest.position[2]) - z0),
                        math.degrees(math.acos(float(np.clip(zaxis[2], -1.0, 1.0)))))
     backend.reset()
     return check
 
 
-def sample_validated_instance(backend, name: str, seed: int) -> tuple[TaskInstance, SpawnCheck]:
+def sample_validated_instance(backend: SimBackend, name: str, seed: int) -> tuple[TaskInstance, SpawnCheck]:
     """Draw spawns from ``seed`` until one passes :func:`validate_spawn`; the backend holds its scene."""
     task = build_navigation_task(name)
     rng = np.random.default_rng(seed)
@@ -332,19 +331,15 @@ def tour_poses(plan: FloorPlan, *, step: float = TOUR_STEP_M, turn: float = TOUR
     return np.array(poses)
 
 
-def render_tour(backend, plan: FloorPlan, *, camera: str = "head", size: int | None = None) -> list:
+def render_tour(backend: SimBackend, plan: FloorPlan, *, camera: str = "head", size: int | None = None) -> list:
     """Head frames (:class:`~bspatial.sim.backend.CameraFrame`) along :func:`tour_poses`, in order.
 
-    Loads the plan's scene and teleports the base (kinematically, no physics) to each pose; MuJoCo only.
+    Loads the plan's scene and teleports the base (kinematically, no physics) to each pose.
     """
-    import mujoco
-
     backend.load(plan.scene)
-    qadr = backend.robot.qpos(backend.robot.base_joints)
     frames = []
     for x, y, yaw in tour_poses(plan):
-        backend.data.qpos[qadr] = (x, y, yaw)
-        mujoco.mj_forward(backend.model, backend.data)
+        backend.set_base_pose(x, y, yaw)
         frames.append(backend.render(camera, width=size, height=size))
     backend.reset()
     return frames

@@ -48,16 +48,18 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from bspatial.catalog.schema import POLICY_IMAGE_SIZE
+from bspatial.evaluation.vlm.backend_api import VLMBackend
+from bspatial.scoring.ir_target import box_corners, ir_target_pixel
+from bspatial.sim.backend import BoundingBox, SimBackend
+from bspatial.tasks.base import TaskInstance
+
 logger = logging.getLogger(__name__)
 
 IR_SOURCES: tuple[str, ...] = ("oracle", "predicted", "none")
 """Where an IR checkpoint's target comes from at rollout time (``bspatial rollout --ir``)."""
 IR_CHECKPOINT_MODES: tuple[str, ...] = ("dot", "attn_map")
 """``config.ir_mode`` values that add an IR image slot (modeling/configuration_bspatial_vla.py)."""
-IR_SOURCE_CAMERA = "head"
-"""Appendix 13.3: the IR cue is drawn on / projected through the head camera."""
-POLICY_GRID = 224
-"""Appendix 13.3 / 16.7: targets live on the 224 x 224 policy image grid."""
 GROUNDING_RENDER_SIZE = 512
 """Appendix 16.7: the grounding VLM receives the head image at 512 x 512; we render it at that size
 instead of upsampling the 224 policy frame (the paper's frames come from a larger camera image)."""
@@ -100,17 +102,15 @@ def target_kind(instance) -> Literal["object", "placement"]:
 
 
 def _round_half_up(value: float) -> int:
-    # Appendix 13.3 "round to the nearest pixel"; half up like modeling/ir_rendering (not numpy's half-even).
+    # Appendix 13.3 "round to the nearest pixel"; half up like the oracle target rule (not numpy's half-even).
     return int(np.floor(value + 0.5))
 
 
-def _corners(bbox) -> np.ndarray:
-    from bspatial.modeling.ir_rendering import box_corners
-
+def _corners(bbox: BoundingBox) -> np.ndarray:
     return box_corners(bbox.center, bbox.half_extents, bbox.rotation)
 
 
-def destination_corners(backend, instance) -> np.ndarray:
+def destination_corners(backend: SimBackend, instance: TaskInstance) -> np.ndarray:
     """(8, 3) world corners of the manipulated object's box resting at ``instance.placement.goal_point``.
 
     Call on the freshly reset scene: the object's box and frame origin at the start of the episode define
@@ -120,8 +120,6 @@ def destination_corners(backend, instance) -> np.ndarray:
     bbox = backend.object_bbox(name)
     origin = np.asarray(backend.object_pose(name).position, float)
     goal = np.asarray(instance.placement.goal_point, float)
-    from bspatial.modeling.ir_rendering import box_corners
-
     return box_corners(np.asarray(bbox.center, float) - origin + goal, bbox.half_extents, bbox.rotation)
 
 
@@ -133,7 +131,7 @@ class OracleTarget:
         instance: a manipulation :class:`~bspatial.tasks.base.TaskInstance`.
     """
 
-    def __init__(self, backend, instance) -> None:
+    def __init__(self, backend: SimBackend, instance: TaskInstance) -> None:
         if instance.family == "navigation":
             raise ValueError(f"task {instance.task!r} is a navigation task: navigation has no IR target")
         self.backend, self.instance = backend, instance
@@ -144,10 +142,8 @@ class OracleTarget:
         return self.fixed if self.fixed is not None else _corners(self.backend.object_bbox(self.instance.target))
 
     def __call__(self, frame) -> tuple[int, int] | None:
-        from bspatial.modeling.ir_rendering import target_pixel
-
-        return target_pixel(self.corners(), frame.K, frame.T_world_cam, (frame.width, frame.height),
-                            out_size=POLICY_GRID)
+        return ir_target_pixel(self.corners(), frame.K, frame.T_world_cam, (frame.width, frame.height),
+                               out_size=POLICY_IMAGE_SIZE)
 
 
 class PredictedTarget:
@@ -162,7 +158,7 @@ class PredictedTarget:
         queries, failed: VLM calls made and replies without a valid point.
     """
 
-    def __init__(self, vlm, backend, instance) -> None:
+    def __init__(self, vlm: VLMBackend, backend: SimBackend, instance: TaskInstance) -> None:
         if instance.family == "navigation":
             raise ValueError(f"task {instance.task!r} is a navigation task: navigation has no IR target")
         self.vlm, self.backend, self.instance = vlm, backend, instance
@@ -176,11 +172,11 @@ class PredictedTarget:
         self.queries += 1
         # Backend errors (a server down) propagate: the episode is recorded as crashed, not as a model miss.
         point = predict_ir_point(self.vlm, image, self.instance.instruction, self.kind,
-                                 output_size=(POLICY_GRID, POLICY_GRID))
+                                 output_size=(POLICY_IMAGE_SIZE, POLICY_IMAGE_SIZE))
         if point is None:
             self.failed += 1
             return None
-        x, y = (min(max(_round_half_up(v), 0), POLICY_GRID - 1) for v in point)
+        x, y = (min(max(_round_half_up(v), 0), POLICY_IMAGE_SIZE - 1) for v in point)
         return x, y
 
 
@@ -242,7 +238,8 @@ class IRConditioner:
 _VLMS: dict[str, Any] = {}  # one grounding backend per process and spec (loading a VLM is slow)
 
 
-def make_conditioner(settings: IRSettings, ir_mode: str, anchor: bool, backend, instance) -> IRConditioner:
+def make_conditioner(settings: IRSettings, ir_mode: str, anchor: bool, backend: SimBackend,
+                     instance: TaskInstance) -> IRConditioner:
     """The episode's conditioner for a checkpoint with ``ir_mode`` under the run's ``settings``."""
     target: TargetFn | None = None
     if settings.source == "oracle":

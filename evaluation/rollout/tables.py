@@ -223,7 +223,7 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
     * ``failure_modes.{md,csv}`` and, when a run used a Spa-Bench condition, ``spa_bench_conditions.{md,csv}``;
     * navigation records: ``table_s11.{md,csv}``.
     """
-    from bspatial.evaluation.rollout.runner import load_results
+    from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.common.files import atomic_write_text
 
     records = [r for run in runs for r in load_results(run)]

@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from bspatial.construction.build import Preset, PresetShortfall, build, get_preset
+from bspatial.construction.build import build
+from bspatial.construction.presets import Preset, PresetShortfall, get_preset
 from bspatial.evaluation.vlm import records
 from bspatial.scoring.ir import region_from_dict, score_ir
 
@@ -179,7 +180,7 @@ def test_refuses_to_overwrite_and_unknown_preset(built):
 
 def test_ir_builder_configs_follow_the_task_table():
     # The builder module stays self-contained (it ships to the Hub), so its task list is a copy.
-    from bspatial.construction.build import builder_module
+    from bspatial.construction.export import builder_module
     from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS
 
     ir = builder_module("ir")

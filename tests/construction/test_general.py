@@ -11,7 +11,8 @@ import pytest
 
 from bspatial.construction.activities import (GENERAL_ACTIVITIES, N_GENERAL_ACTIVITIES, activity_scene,
                                               eligible_activities)
-from bspatial.construction.build import Preset, PresetShortfall, build, get_preset
+from bspatial.construction.build import build
+from bspatial.construction.presets import Preset, PresetShortfall, get_preset
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, SIZE_MARGIN
 from bspatial.construction.general import GeneralPlan, frame_cap
 from bspatial.catalog.counts import MULTI_FRAME_COUNTS, MULTI_FRAME_TOTAL, SINGLE_FRAME_COUNTS, SINGLE_FRAME_TOTAL

@@ -11,7 +11,10 @@ import numpy as np
 import pytest
 
 from bspatial.evaluation.rollout.ir import IRSettings, OracleTarget
-from bspatial.evaluation.rollout.runner import RunSettings, load_results, make_policy, run_rollouts
+from bspatial.evaluation.rollout.episodes import load_results
+from bspatial.evaluation.rollout.plan import RunSettings
+from bspatial.evaluation.rollout.policies import make_policy
+from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.vlm.backend_api import Response
 
 DOT_COLOR = (255, 51, 51)  # Appendix 13.3
@@ -169,7 +172,7 @@ def test_failed_prediction_gives_an_unmarked_image_and_is_recorded(tmp_path, bac
 
 
 def test_ir_settings_are_checked_against_the_checkpoint(tmp_path, tiny_checkpoint, tiny_dot_anchor_checkpoint):
-    from bspatial.evaluation.rollout.runner import resolve_ir
+    from bspatial.evaluation.rollout.policies import resolve_ir
 
     assert resolve_ir(str(tiny_dot_anchor_checkpoint), "held_out").source == "oracle"  # the default
     assert resolve_ir(str(tiny_checkpoint), "held_out").source == "none"

@@ -5,8 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from bspatial.evaluation.rollout import runner
-from bspatial.evaluation.rollout.runner import load_results, plan_episodes, result_path, run_rollouts
+from bspatial.evaluation.rollout import episodes, runner
+from bspatial.evaluation.rollout.episodes import load_results, result_path
+from bspatial.evaluation.rollout.plan import plan_episodes
+from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.rollout.tables import write_tables
 
 REACH_TASKS = ["reach_plate", "reach_tool", "reach_dice"]
@@ -96,14 +98,14 @@ def test_killed_run_resumes_without_duplicates_or_losses(tmp_path, monkeypatch):
 
 
 def test_wrong_action_shape_records_an_error_and_the_run_goes_on(tmp_path, monkeypatch):
-    real = runner.make_policy
+    real = episodes.make_policy
 
     def broken(policy_spec, backend, instance, settings):
         if instance.task == "reach_plate":
             return lambda obs: np.zeros(7)
         return real(policy_spec, backend, instance, settings)
 
-    monkeypatch.setattr(runner, "make_policy", broken)
+    monkeypatch.setattr(episodes, "make_policy", broken)
     summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, n_episodes=1, max_steps=5)
     assert summary.errors == 1
     bad, good = load_results(tmp_path)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from bspatial.evaluation.rollout.runner import load_results, run_rollouts
+from bspatial.evaluation.rollout.episodes import load_results
+from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.rollout.spa_bench import condition_rows, failure_mode_rows
 from bspatial.evaluation.rollout.tables import write_tables
 from bspatial.scoring.failure_modes import FAILURE_MODES

@@ -1,0 +1,106 @@
+"""Records -> Hub-shaped repos: the ``datasets/`` builders write each config as parquet, with its card.
+
+Each config becomes ``<suite>/<config>/test-00000-of-00001.parquet``; the README is the card rendered
+from ``hub_cards/`` (:mod:`~bspatial.construction.cards`) with its ``configs:`` header, and the VQA card
+carries the data-quality report (:mod:`~bspatial.construction.quality`) that every build also logs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import sys
+from pathlib import Path
+
+from bspatial.construction.presets import BUILD_SCHEMA_VERSION, Preset
+
+logger = logging.getLogger(__name__)
+
+
+SPLIT = "test"
+
+
+def builder_module(suite: str):
+    """Import ``datasets/bspatial_<suite>/bspatial_<suite>.py`` by path (``datasets/`` is not a package)."""
+    from bspatial.common.paths import data_root  # the checkout, or the wheel's share/ folder
+
+    path = data_root() / "datasets" / f"bspatial_{suite}" / f"bspatial_{suite}.py"
+    spec = importlib.util.spec_from_file_location(f"bspatial_{suite}_builder", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # datasets re-imports the builder's module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def quality_report(records: Path) -> str:
+    """The data-quality report of the VQA records (issue 4 item 7), logged and returned as Markdown."""
+    from bspatial.construction.quality import quality_report
+
+    with open(records / "vqa.jsonl", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    config_of_setting = {s: c.name for c in builder_module("vqa").BspatialVQA.BUILDER_CONFIGS for s in c.settings}
+    report = quality_report(rows, config_of=lambda row: config_of_setting[row["setting"]])
+    markdown = report.to_markdown()
+    log = logger.info if report.ok else logger.warning
+    log("data-quality report (%s):\n%s", "pass" if report.ok else "FAIL: the templates may leak answers", markdown)
+    parts = report.parts_markdown()
+    logger.info("blind baseline by task or subtype (informational):\n%s", parts)
+    return f"{markdown}\n\nBlind baseline by task or subtype (informational; the checks are per category):\n\n{parts}"
+
+
+def export_repos(records: Path, stage: Path, cache: Path, counts: dict, preset: Preset, seed: int, fingerprint: str,
+            quality: str = "") -> None:
+    import pyarrow.parquet as pq
+
+    vqa_mod, ir_mod = builder_module("vqa"), builder_module("ir")
+    # A config with no rows is left out (datasets cannot prepare an empty split), and so is a suite
+    # with no config (e.g. a VQA-only preset writes no ir/ repo).
+    any_task_vqa = any(counts["vqa"].get(t) for t in preset.tasks)
+    plan = {
+        "vqa": (vqa_mod.BspatialVQA, (["task_manipulation"] if any_task_vqa else []) + (
+            ["general_single_frame", "general_multi_frame"] if preset.general is not None else []) + (
+            ["task_navigation"] if any(k.startswith("task_navigation/") for k in counts["vqa"]) else [])),
+        "ir": (ir_mod.BspatialIR, (["all"] if any(counts["ir"].values()) else [])
+               + [t for t in ir_mod.TASKS if counts["ir"].get(t)]),
+    }
+    for suite, (cls, configs) in plan.items():
+        if not configs:
+            logger.info("%s: no records, no repo written", suite)
+            continue
+        repo = stage / suite
+        for config in configs:
+            builder = cls(config_name=config, data_dir=str(records), cache_dir=str(cache / suite))
+            builder.download_and_prepare()
+            table = builder.as_dataset(split=SPLIT).data.table
+            path = repo / config / f"{SPLIT}-00000-of-00001.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(table, path)
+        _write_card(repo, suite, configs, counts, preset, seed, fingerprint, quality if suite == "vqa" else "")
+
+
+def build_fingerprint(preset: Preset, seed: int) -> str:
+    import bspatial
+
+    text = json.dumps({"preset": preset.__dict__, "seed": seed, "schema": BUILD_SCHEMA_VERSION,
+                       "version": getattr(bspatial, "__version__", "0")}, sort_keys=True, default=_plain)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _plain(value):
+    """JSON form of the preset's nested values (the general plan is a dataclass, counts are tuples)."""
+    import dataclasses
+
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else list(value)
+
+
+def _write_card(repo: Path, suite: str, configs: list[str], counts: dict, preset: Preset, seed: int,
+                fingerprint: str, quality: str = "") -> None:
+    import bspatial
+    from bspatial.construction.cards import render_dataset_card
+
+    card = render_dataset_card(suite, configs=configs, counts=counts[suite], preset=preset.name, seed=seed,
+                               fingerprint=fingerprint, version=getattr(bspatial, "__version__", "0"),
+                               quality_markdown=quality)
+    (repo / "README.md").write_text(card)

@@ -1,0 +1,138 @@
+"""One episode of a rollout run, from instance to result file.
+
+Result file (``<out>/episodes/<task>-<index>.json``): task, variant, seed, split, index, policy, condition,
+instruction, status ("decided" / "timeout" / "sim_error" / "error" / "not_applicable"), outcome, soft_credit,
+detail, failure_mode (:func:`bspatial.scoring.failure_modes.primary_failure_mode`; null for no-intervention),
+steps, message, trace (:meth:`EpisodeTrace.to_dict`, or null), ir (IR checkpoints: source, mode,
+observations, observations without a target, and for predicted IR the VLM queries and failed
+predictions; else null), spawn (navigation: the spawn validation's measurements; else null).
+
+A crashed episode (any exception: a policy returning the wrong action shape, a model error) is written
+with status ``"error"`` and its message, and counts as a failure (outcome ``"none"``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bspatial.common.files import atomic_write_text
+from bspatial.evaluation.rollout.plan import EpisodeSpec, RunSettings
+from bspatial.evaluation.rollout.policies import make_policy
+from bspatial.sim.backend import SimBackend
+
+logger = logging.getLogger(__name__)
+
+
+NAVIGATION_TRACE_SPLIT = "held_out"
+"""Trace split of navigation episodes: Appendix 13.4 calls them "held-out navigation instances" (the trace
+schema's splits are train / development / held_out / prompt_probe); the result file keeps split "navigation"."""
+
+
+TRACE_SPLIT: dict[str, str] = {"held_out": "held_out", "prompt_probe": "prompt_probe",
+                               "navigation": NAVIGATION_TRACE_SPLIT, "spa_id": "held_out", "spa_ood": "held_out"}
+"""Trace split per rollout split (the Spa-Bench episodes are unseen configurations, as held-out ones)."""
+
+
+EPISODES_DIR = "episodes"
+
+
+def _ir_summary(policy) -> dict[str, Any] | None:
+    conditioner = getattr(getattr(policy, "predictor", None), "conditioner", None)
+    return conditioner.summary() if conditioner is not None else None
+
+
+def result_path(out: Path, episode: EpisodeSpec) -> Path:
+    return Path(out) / EPISODES_DIR / f"{episode.key}.json"
+
+
+def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
+    base = {**asdict(episode), "policy": policy_spec, "condition": "spatial", "instruction": None, "status": "error",
+            "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "steps": 0, "message": "",
+            "trace": None, "ir": None, "spawn": None, "latencies": None}
+    return {**base, **fields}
+
+
+def load_instance(backend: SimBackend, episode: EpisodeSpec, condition: str = "spatial"):
+    """Sample ``episode``'s instance under ``condition`` and load its scene; returns (instance, spawn record).
+
+    Navigation spawns are redrawn until one passes the simulator's spawn validation (Appendix 13.4);
+    its measurements are the spawn record (None for manipulation).
+
+    Raises:
+        bspatial.tasks.conditions.NotApplicable: the condition is undefined for this instance.
+    """
+    from bspatial.tasks.conditions import apply_condition
+    from bspatial.tasks.episode import load_instance as load
+
+    transform = None if condition == "spatial" else (lambda inst: apply_condition(inst, condition))
+    instance, check = load(backend, episode.task, episode.variant, episode.seed, transform)
+    return instance, (asdict(check) if check is not None else None)
+
+
+def _scored(result, condition: str) -> dict[str, Any]:
+    """Outcome fields of a finished episode: Table S4's, or the no-intervention rule; plus its failure mode."""
+    from bspatial.scoring.failure_modes import no_intervention_success, primary_failure_mode
+
+    if result.trace is None:
+        return {"outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None}
+    if condition == "no_intervention":
+        kept = no_intervention_success(result.trace)
+        # The goal already held: success is leaving it (no Table S4 rule applies, no failure-mode label).
+        return {"outcome": "correct" if kept else "none", "soft_credit": False,
+                "detail": "goal_left_alone" if kept else "acted", "failure_mode": None}
+    outcome = result.outcome
+    return {"outcome": outcome.outcome, "soft_credit": bool(outcome.soft_credit), "detail": outcome.detail,
+            "failure_mode": primary_failure_mode(result.trace, outcome)}
+
+
+def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Path,
+            settings: RunSettings = RunSettings()) -> dict[str, Any]:
+    """Run and record one episode; any exception becomes a status "error" record (the run goes on).
+
+    An episode whose ``condition`` is undefined for its instance is recorded with status
+    ``"not_applicable"`` (the tables leave it out).
+    """
+    from bspatial.tasks.conditions import NotApplicable
+    from bspatial.tasks.episode import run_episode
+
+    condition, max_steps = settings.condition, settings.max_steps
+    instruction, policy, spawn = None, None, None
+    try:
+        instance, spawn = load_instance(backend, episode, condition)
+        instruction = instance.instruction
+        policy = make_policy(policy_spec, backend, instance, settings)
+        steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
+        trace_split = TRACE_SPLIT[episode.split]
+        # A no-intervention episode has nothing to decide early: it runs its whole budget.
+        try:
+            result = run_episode(backend, instance, policy, split=trace_split, max_steps=steps,
+                                 stop_when_decided=condition != "no_intervention")
+        finally:
+            if hasattr(policy, "close"):
+                policy.close()   # threaded inference: no computation outlives its episode
+        record = _record(episode, policy_spec, condition=condition, instruction=instruction, status=result.status,
+                         steps=result.steps, message=result.message, **_scored(result, condition),
+                         trace=result.trace.to_dict() if result.trace is not None else None,
+                         ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None)
+    except NotApplicable as why:
+        record = _record(episode, policy_spec, condition=condition, status="not_applicable", message=str(why))
+    except Exception as error:  # recorded, not hidden: the result file says what failed
+        logger.warning("episode %s (%s, seed %d) crashed: %s: %s", episode.key, episode.variant, episode.seed,
+                       type(error).__name__, error)
+        record = _record(episode, policy_spec, condition=condition, instruction=instruction, ir=_ir_summary(policy),
+                         spawn=spawn, message=f"{type(error).__name__}: {error}")
+    path = result_path(out, episode)
+    atomic_write_text(path, json.dumps(record))
+    return record
+
+
+def load_results(out: str | Path) -> list[dict[str, Any]]:
+    """Every episode result file under ``out`` (sorted by key); temp files of interrupted writes are ignored."""
+    folder = Path(out) / EPISODES_DIR
+    if not folder.is_dir():
+        raise ValueError(f"{out} has no {EPISODES_DIR}/ folder of episode results")
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if not p.name.startswith(".")]

@@ -1,0 +1,122 @@
+"""Planning a rollout run: which episodes (task, variant, seed) a split holds, and how each one runs.
+
+No simulator: everything here is decided from the split manifests of :mod:`bspatial.construction.splits`
+(build seed :data:`SPLIT_BUILD_SEED`) and the task catalogue, so bad splits and tasks are refused before
+any simulator starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+
+ROLLOUT_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe", "navigation", "spa_id", "spa_ood")
+"""Closed-loop protocols of Section 4.3 / 5.1: manipulation held-out and prompt probe, navigation (Table S11);
+and Spa-Bench's in-distribution / withheld-cell episodes (:mod:`bspatial.construction.splits`)."""
+
+
+SPLIT_BUILD_SEED = 0
+"""Build seed of the split manifests (:data:`bspatial.construction.splits.DEFAULT_BUILD_SEED`, what
+``bspatial build`` writes); recorded in the run manifest so a resumed run plans the same episodes."""
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One planned episode."""
+
+    task: str
+    variant: str
+    seed: int
+    split: str
+    index: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}-{self.index:04d}"
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How every episode of a run is executed (one picklable value for the worker processes).
+
+    Attributes:
+        seed: seed of the policy's randomness (random policy, flow-matching noise).
+        max_steps: cap on each episode's step budget; None = the task's budget.
+        latency_steps: checkpoints: 0 = synchronous controller, k = asynchronous with a k-step latency.
+        threaded: checkpoints: asynchronous inference in a worker thread, latency measured.
+        ir: the IR source of IR checkpoints (:class:`~bspatial.evaluation.rollout.ir.IRSettings`); None = none.
+        condition: the Spa-Bench condition (:data:`bspatial.tasks.conditions.CONDITIONS`).
+    """
+
+    seed: int = 0
+    max_steps: int | None = None
+    latency_steps: int = 0
+    threaded: bool = False
+    ir: Any = None
+    condition: str = "spatial"
+
+
+def _check_split(split: str) -> str:
+    if split not in ROLLOUT_SPLITS:
+        raise ValueError(f"unknown split {split!r}; known splits: {', '.join(ROLLOUT_SPLITS)}")
+    return split
+
+
+def _split_count(spec, split: str) -> int:
+    if split in ("spa_id", "spa_ood"):
+        from bspatial.construction.splits import SPA_ID_PER_TASK, SPA_OOD_PER_TASK, spa_tasks
+
+        return (SPA_ID_PER_TASK if split == "spa_id" else SPA_OOD_PER_TASK) if spec.name in spa_tasks() else 0
+    return {"held_out": spec.n_heldout, "prompt_probe": spec.n_prompt_probe, "navigation": spec.n_navigation}[split]
+
+
+def _split_registry(split: str):
+    from bspatial.tasks.registry import NAVIGATION_REGISTRY, REGISTRY
+
+    return NAVIGATION_REGISTRY if split == "navigation" else REGISTRY
+
+
+def resolve_tasks(split: str, tasks: Sequence[str] | None) -> list[str]:
+    """Canonical task names to run (default: every task with episodes in ``split``), Table S2 order.
+
+    Raises:
+        ValueError: unknown split or task (listing the known ones), or a task with no episodes in the split.
+    """
+    from bspatial.catalog.tasks import TASKS, canonical_task_name
+
+    _check_split(split)
+    registry = _split_registry(split)
+    known = [n for n in registry if _split_count(TASKS[n], split) > 0]
+    if not tasks:
+        return known
+    names = []
+    for name in tasks:
+        try:
+            canonical = canonical_task_name(name)
+        except ValueError:
+            canonical = None
+        if canonical not in registry:
+            raise ValueError(f"unknown task {name!r}; known tasks for split {split!r}: {', '.join(known)}")
+        if canonical not in known:
+            raise ValueError(f"task {name!r} has no {split} episodes (Table S2); known tasks: {', '.join(known)}")
+        if canonical not in names:
+            names.append(canonical)
+    return [n for n in known if n in names]
+
+
+def plan_episodes(split: str, tasks: Sequence[str] | None = None, n_episodes: int | None = None,
+                  build_seed: int = SPLIT_BUILD_SEED) -> list[EpisodeSpec]:
+    """The episodes of ``split`` for ``tasks``: the split manifest's entries, the first ``n_episodes`` per task.
+
+    Example:
+        >>> [(e.task, e.variant, e.index) for e in plan_episodes("held_out", ["reach_plate"], 2)]
+        [('reach_plate', '2nd largest', 0), ('reach_plate', 'smallest', 1)]
+    """
+    from bspatial.construction.splits import split_episodes
+
+    if n_episodes is not None and (isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 1):
+        raise ValueError(f"n_episodes must be an int >= 1, got {n_episodes!r}")
+    names = resolve_tasks(split, tasks)
+    entries = split_episodes(split, names, seed=build_seed, limit=n_episodes) if names else []
+    return [EpisodeSpec(e.task, e.variant, e.seed, e.split, e.index) for e in entries]

@@ -1,0 +1,253 @@
+"""The policies a rollout can run: the scripted experts, the random reference, and BSpatialVLA checkpoints.
+
+``policy_spec`` is ``"scripted"`` (the privileged experts of :mod:`bspatial.tasks.experts`; navigation: the
+grid-A* expert), ``"random"`` (uniform joint targets and small base velocities, redrawn every
+:data:`RANDOM_HOLD_STEPS` steps, seeded per episode) or a checkpoint folder (model + processor driven
+through the Appendix 16.3 controller; IR checkpoints get their IR image from the run's IR source,
+:mod:`bspatial.evaluation.rollout.ir`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from bspatial.catalog.schema import CONTROL_HZ, STATE_KEY, TASK_KEY, image_key
+from bspatial.evaluation.rollout.plan import RunSettings
+from bspatial.sim.backend import SimBackend
+
+
+POLICY_KINDS: tuple[str, ...] = ("scripted", "random")
+"""Built-in policies; any other spec must be a checkpoint folder."""
+
+
+RANDOM_BASE_SPEED_M_S = 0.1
+"""Random policy: |vx|, |vy| bound (m/s); small next to the 1.0 m/s base limit (bspatial.sim.robot.BASE_MAX_SPEED)."""
+
+
+RANDOM_YAW_RATE_RAD_S = 0.2
+"""Random policy: |wz| bound (rad/s)."""
+
+
+RANDOM_HOLD_STEPS = 15
+"""Random policy: a drawn target is held this many steps (0.5 s at 30 Hz) so the PD joints can follow it."""
+
+
+RANDOM_JOINT_SPEED_RAD_S = 0.5
+"""Random policy: commanded joint positions move towards the drawn target at most this fast."""
+
+
+def check_policy_spec(policy_spec: str) -> str:
+    """``"scripted"``, ``"random"`` or an existing checkpoint folder (with a config.json)."""
+    if policy_spec in POLICY_KINDS:
+        return policy_spec
+    path = Path(policy_spec)
+    if not (path / "config.json").is_file():
+        raise ValueError(f"policy must be one of {POLICY_KINDS} or a checkpoint folder with config.json, "
+                         f"got {policy_spec!r}")
+    return str(path.resolve())
+
+
+def checkpoint_ir_mode(policy_spec: str) -> str:
+    """``config.ir_mode`` of a checkpoint folder read from its config.json (no torch); "none" for built-ins."""
+    if policy_spec in POLICY_KINDS:
+        return "none"
+    config = json.loads((Path(policy_spec) / "config.json").read_text())
+    return str(config.get("ir_mode", "none"))
+
+
+def resolve_ir(policy_spec: str, split: str, ir: str | None = None, ir_model: str | None = None):
+    """The run's :class:`~bspatial.evaluation.rollout.ir.IRSettings`, checked against the policy and split.
+
+    ``ir=None`` means: ``"oracle"`` for an IR checkpoint on a manipulation split, ``"none"`` otherwise.
+    Only IR checkpoints take an IR source, and navigation has no IR target (the paper's navigation policy
+    has no IR variant); an explicit source for anything else is refused.
+
+    Raises:
+        ValueError: naming the bad field and value.
+    """
+    from bspatial.evaluation.rollout.ir import IR_CHECKPOINT_MODES, IRSettings
+    from bspatial.evaluation.vlm.backends import parse_spec
+
+    takes_ir = checkpoint_ir_mode(policy_spec) in IR_CHECKPOINT_MODES and split != "navigation"
+    if ir is None:
+        ir = "oracle" if takes_ir else "none"
+    settings = IRSettings(ir, ir_model)
+    if settings.source != "none" and not takes_ir:
+        why = ("navigation tasks have no IR target" if split == "navigation" else
+               f"policy {policy_spec!r} has no IR image slot (ir_mode={checkpoint_ir_mode(policy_spec)!r})")
+        raise ValueError(f"ir={settings.source!r} needs a checkpoint with ir_mode in {IR_CHECKPOINT_MODES} on a "
+                         f"manipulation split; {why}")
+    if settings.model is not None:
+        parse_spec(settings.model)  # an unknown backend kind is refused before any simulator starts
+    return settings
+
+
+class RandomPolicy:
+    """Uniform joint targets within the limits, uniform grippers, small base velocities; seeded.
+
+    Each drawn target is held :data:`RANDOM_HOLD_STEPS` steps; the commanded joint positions move towards
+    it at :data:`RANDOM_JOINT_SPEED_RAD_S` from the robot's joint positions at the first step (a jump
+    straight to a random target would fling the arms through the scene in a few steps).
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES
+        from bspatial.sim.robot import ARM_RANGE, TORSO_RANGE
+
+        low, high = np.empty(ACTION_DIM), np.empty(ACTION_DIM)
+        base = np.array([RANDOM_BASE_SPEED_M_S, RANDOM_BASE_SPEED_M_S, RANDOM_YAW_RATE_RAD_S])
+        low[ACTION_SLICES["base"]], high[ACTION_SLICES["base"]] = -base, base
+        low[ACTION_SLICES["torso"]], high[ACTION_SLICES["torso"]] = np.array(TORSO_RANGE).T
+        for side in ("left", "right"):
+            low[ACTION_SLICES[f"{side}_arm"]], high[ACTION_SLICES[f"{side}_arm"]] = np.array(ARM_RANGE).T
+            low[ACTION_SLICES[f"{side}_gripper"]], high[ACTION_SLICES[f"{side}_gripper"]] = -1.0, 1.0
+        self.joints = np.zeros(ACTION_DIM, dtype=bool)
+        for part in ("torso", "left_arm", "right_arm"):
+            self.joints[ACTION_SLICES[part]] = True
+        self.slices = ACTION_SLICES
+        self.rng, self.low, self.high = rng, low, high
+        self.target: np.ndarray | None = None
+        self.command: np.ndarray | None = None
+
+    def __call__(self, observation) -> np.ndarray:
+        if self.command is None:
+            state, s = observation.state, self.slices
+            self.command = np.zeros_like(self.low)
+            self.command[s["torso"]] = state.torso_qpos
+            self.command[s["left_arm"]], self.command[s["right_arm"]] = state.left_arm_qpos, state.right_arm_qpos
+        if self.target is None or observation.step % RANDOM_HOLD_STEPS == 0:
+            self.target = self.rng.uniform(self.low, self.high)
+        step = RANDOM_JOINT_SPEED_RAD_S / CONTROL_HZ
+        j = self.joints
+        self.command[j] += np.clip(self.target[j] - self.command[j], -step, step)
+        self.command[~j] = self.target[~j]
+        return self.command.copy()
+
+
+class CheckpointPredictor:
+    """A BSpatialVLA checkpoint + processor: observation -> (32, 23) chunk in robot units.
+
+    The state is the backend's proprioceptive vector (:data:`bspatial.catalog.schema.PROPRIO_LAYOUT`); the
+    cameras are ``config.camera_names``, rendered only when a chunk is requested.
+    """
+
+    def __init__(self, path: str) -> None:
+        import torch
+        from transformers import AutoModel, AutoProcessor
+
+        import bspatial.modeling  # noqa: F401  (registers the auto classes)
+        from bspatial.catalog.schema import STATE_DIM
+
+        self.torch = torch
+        self.model = AutoModel.from_pretrained(path).eval()
+        self.processor = AutoProcessor.from_pretrained(path)
+        config = self.model.config
+        if config.state_dim != STATE_DIM:
+            raise ValueError(f"checkpoint {path!r} has state_dim={config.state_dim}; the simulator's proprioceptive "
+                             f"state has {STATE_DIM} dims")
+        self.cameras = list(config.camera_names)
+        self.ir_mode, self.anchor = config.ir_mode, bool(config.first_frame_anchor)
+        # The IR cue is drawn on the camera the processor draws it on (saved with the checkpoint).
+        self.ir_camera = self.processor.ir_source_camera
+        self.horizon, self.action_dim = config.chunk_size, config.action_dim
+        self.generator = torch.Generator()
+        self.last_batch: dict[str, Any] | None = None  # the raw inputs of the latest chunk (logs, tests)
+
+    def reseed(self, seed: int) -> None:
+        self.generator.manual_seed(int(seed))
+
+    def _image(self, rgb: np.ndarray):
+        return self.torch.from_numpy(np.ascontiguousarray(rgb)).permute(2, 0, 1)[None]
+
+    def __call__(self, observation, render: Callable[[str], Any], ir=None) -> np.ndarray:
+        """One chunk from ``observation``; ``ir`` (an :class:`~bspatial.evaluation.rollout.ir.IRConditioner`)
+        is required by IR checkpoints and adds ``observation.images.ir`` (and ``.anchor``)."""
+        return self.infer(self.prepare(observation, render, ir))
+
+    def prepare(self, observation, render: Callable[[str], Any], ir=None) -> dict[str, Any]:
+        """The model inputs of ``observation``: renders cameras and the IR image (simulator thread only)."""
+        torch = self.torch
+        batch: dict[str, Any] = {STATE_KEY: torch.as_tensor(observation.state.proprio, dtype=torch.float32)[None],
+                                 TASK_KEY: observation.instruction}
+        frames = {}
+        for cam in self.cameras:
+            frames[cam] = observation.images.get(cam) or render(cam)
+            batch[image_key(cam)] = self._image(frames[cam].rgb)
+        if self.ir_mode != "none":
+            if ir is None:
+                raise ValueError(f"checkpoint has ir_mode={self.ir_mode!r}: an IR conditioner is required")
+            for name, image in ir.images(frames[self.ir_camera]).items():
+                batch[f"observation.images.{name}"] = self._image(image)
+        self.last_batch = batch
+        return self.processor(batch)
+
+    def infer(self, inputs: dict[str, Any]) -> np.ndarray:
+        """(horizon, action_dim) chunk in robot units from :meth:`prepare`'s inputs; touches no simulator
+        state, so it may run in another thread while the simulator steps."""
+        normalized = self.model.sample_actions(inputs, generator=self.generator)
+        return self.processor.unnormalize_actions(normalized)[0].numpy()
+
+
+_PREDICTORS: dict[str, CheckpointPredictor] = {}  # one loaded checkpoint per process
+
+
+class EpisodePredictor:
+    """``observation -> chunk`` for one episode: the shared checkpoint, this episode's renderer and IR.
+
+    Attributes:
+        predictor: the process's :class:`CheckpointPredictor`.
+        conditioner: the episode's :class:`~bspatial.evaluation.rollout.ir.IRConditioner` (IR checkpoints), else None.
+    """
+
+    def __init__(self, predictor: CheckpointPredictor, backend: SimBackend, conditioner=None) -> None:
+        self.predictor, self.backend, self.conditioner = predictor, backend, conditioner
+
+    def __call__(self, observation) -> np.ndarray:
+        return self.predictor(observation, self.backend.render, self.conditioner)
+
+    def prepare(self, observation) -> dict[str, Any]:
+        return self.predictor.prepare(observation, self.backend.render, self.conditioner)
+
+    def infer(self, inputs: dict[str, Any]) -> np.ndarray:
+        return self.predictor.infer(inputs)
+
+
+def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSettings = RunSettings()):
+    """The per-step policy for one episode (``instance`` already loaded into ``backend``, the world reset).
+
+    ``settings.ir`` (:class:`~bspatial.evaluation.rollout.ir.IRSettings`, default no IR) conditions IR checkpoints.
+    """
+    from bspatial.evaluation.rollout.ir import NO_IR, make_conditioner
+
+    ir = NO_IR if settings.ir is None else settings.ir
+    episode_seed = [int(settings.seed), int(instance.seed or 0)]
+    if policy_spec == "scripted" and settings.condition == "no_intervention":
+        # The privileged expert knows the goal already holds: its reference behaviour is to stay still.
+        hold = backend.hold_action()
+        return lambda observation: hold
+    if policy_spec == "scripted":
+        if instance.family == "navigation":
+            from bspatial.tasks.nav_expert import NavigationExpert
+            return NavigationExpert(backend, instance)
+        from bspatial.tasks.experts import make_expert
+        return make_expert(backend, instance)
+    if policy_spec == "random":
+        return RandomPolicy(np.random.default_rng(episode_seed))
+    from bspatial.evaluation.rollout.controller import ChunkedPolicy
+
+    if policy_spec not in _PREDICTORS:
+        _PREDICTORS[policy_spec] = CheckpointPredictor(policy_spec)
+    predictor = _PREDICTORS[policy_spec]
+    predictor.reseed(int(np.random.default_rng(episode_seed).integers(2**31)))
+    conditioner = None
+    if predictor.ir_mode != "none":
+        conditioner = make_conditioner(ir, predictor.ir_mode, predictor.anchor, backend, instance)
+    elif ir.source != "none":
+        raise ValueError(f"ir={ir.source!r} given for checkpoint {policy_spec!r}, which has ir_mode='none'")
+    return ChunkedPolicy(EpisodePredictor(predictor, backend, conditioner), backend.hold_action(),
+                         latency_steps=settings.latency_steps, threaded=settings.threaded,
+                         horizon=predictor.horizon, action_dim=predictor.action_dim)
