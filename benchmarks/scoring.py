@@ -23,7 +23,8 @@ import numpy as np
 
 from bspatial.scoring.choice import parse_choice
 from bspatial.scoring.geometry import intrinsics_from_fovy
-from bspatial.scoring.ir import ContainerPlacementRegion, DirectionalPlacementRegion, ReachRegion, score_ir, score_ir_item
+from bspatial.scoring.ir import score_ir, score_ir_item
+from bspatial.scoring.ir_regions import ContainerPlacementRegion, DirectionalPlacementRegion, ReachRegion
 from bspatial.scoring.ir_accuracy import as_regions, ir_accuracy
 from bspatial.scoring.vqa import vqa_accuracy
 

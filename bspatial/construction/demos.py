@@ -35,7 +35,7 @@ on is logged as rejected and the next entry is tried.
 
 Navigation (``suite="navigation"`` or navigation task names): the spawn of each training seed is
 validated in the simulator (:func:`bspatial.tasks.navigation.sample_validated_instance`) and the
-A* expert (:class:`bspatial.tasks.nav_expert.NavigationExpert`) drives to the destination; the features
+A* expert (:class:`bspatial.tasks.experts.navigation.NavigationExpert`) drives to the destination; the features
 are the same. ``observation.ir_target`` is NaN on every navigation frame: the oracle IR of Appendix
 13.3 is defined for reach and placement targets only, and the paper's navigation policy is the
 frozen-VLM baseline without IR, so a made-up destination point would be a cue no evaluation uses.
@@ -295,7 +295,7 @@ def record_episode(backend: SimBackend, instance, split: str = "train", *, prefi
 def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: str = "train") -> tuple[RecordedEpisode | None, str]:
     """Validate ``seed``'s spawn in the simulator, run the navigation expert; (episode, "") on success."""
     from bspatial.tasks.episode import run_episode
-    from bspatial.tasks.nav_expert import NavigationExpert
+    from bspatial.tasks.experts.navigation import NavigationExpert
     from bspatial.tasks.navigation import sample_validated_instance
 
     instance, _ = sample_validated_instance(backend, task, seed)   # loads the scene; ValueError: no valid spawn

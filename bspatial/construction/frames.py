@@ -141,15 +141,6 @@ def goal_view_scene(instance: TaskInstance) -> SceneSpec:
     return dataclasses.replace(scene, robot=robot)
 
 
-def json_default(value):
-    """``json.dumps(default=...)`` for the numpy values in record metadata (arrays, numpy scalars)."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
 def png_bytes(rgb: np.ndarray) -> bytes:
     """Lossless PNG of an (H, W, 3) uint8 frame (deterministic bytes for identical pixels)."""
     from PIL import Image

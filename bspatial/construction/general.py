@@ -43,7 +43,8 @@ from bspatial.common.seeds import derive_seed
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, SIZE_MARGIN
 from bspatial.world import relations
 from bspatial.construction.activities import ROOM_NAMES, ActivityScene
-from bspatial.construction.frames import FrameRecord, json_default
+from bspatial.construction.frames import FrameRecord
+from bspatial.construction.records import VQARecord
 from bspatial.construction.templates import Question, display, four_options
 from bspatial.world.spec import CameraSpec, RobotSpawn
 
@@ -570,11 +571,9 @@ def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -
             written.add(c.frame_id)
         q = c.question
         prefix = "gs" if c.setting == SINGLE else "gm"
-        rows.append({"id": f"{prefix}-{c.frame_id}-{k:02d}", "suite": "vqa", "setting": c.setting, "category": q.category,
-                     "subtype": q.subtype, "task": None, "variant": None, "frames": paths, "question": q.question,
-                     "options": list(q.options), "answer": q.answer,
-                     "metadata": json.dumps({**c.metadata, **q.metadata, "build_seed": seed}, sort_keys=True,
-                                            default=json_default)})
+        rows.append(VQARecord(f"{prefix}-{c.frame_id}-{k:02d}", c.setting, q.category, q.subtype, tuple(paths),
+                              q.question, q.options, q.answer,
+                              metadata={**c.metadata, **q.metadata, "build_seed": seed}).to_row())
     counts: dict[str, int] = {}
     for row in sorted(rows, key=lambda r: r["id"]):
         handle.write(json.dumps(row, sort_keys=True) + "\n")

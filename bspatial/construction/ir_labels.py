@@ -19,8 +19,9 @@ import numpy as np
 
 from bspatial.construction.frames import FrameRecord
 from bspatial.construction.templates import Rejected
-from bspatial.scoring.ir import (ContainerPlacementRegion, DirectionalPlacementRegion, ReachRegion, region_from_dict,
-                                 score_ir_item)
+from bspatial.scoring.ir import score_ir_item
+from bspatial.scoring.ir_regions import (ContainerPlacementRegion, DirectionalPlacementRegion, ReachRegion,
+                                         region_from_dict)
 from bspatial.tasks.base import TaskInstance
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from bspatial.sim.backend import SimBackend
 from bspatial.common.seeds import derive_seed
 from bspatial.construction.debias import balanced_choice
+from bspatial.construction.records import VQARecord
 
 QUADRANTS: tuple[str, ...] = ("front-left", "front-right", "back-left", "back-right")
 """Appendix 15.1: "answer with the quadrant the target lies in"; Table S1's multi-frame relations."""
@@ -102,7 +103,7 @@ def context_indices(n_tour: int, k: int = CONTEXT_FRAMES) -> list[int]:
 
 def _route(backend: SimBackend, instance) -> np.ndarray:
     """(N, 2) world points of the expert's A* route from the spawn, densified every 0.1 m."""
-    from bspatial.tasks.nav_expert import NavigationExpert
+    from bspatial.tasks.experts.navigation import NavigationExpert
 
     expert = NavigationExpert(backend, instance)
     start = np.array([instance.robot.x, instance.robot.y])
@@ -250,10 +251,8 @@ def write_navigation(sim: SimBackend, counts: dict[str, int], seed: int, root, h
                             "destination_point": [float(v) for v in navigation.destination_point(instance)],
                             "margin_deg": q.margin_deg, "distance_m": q.distance_m, "context_frames": len(tours[plan]),
                             "answer_text": q.answer_text, "plan": plan}
-                row = {"id": f"tn-{item}", "suite": "vqa", "setting": "task_navigation", "category": "direction",
-                       "subtype": SUBTYPE, "task": task, "variant": "", "frames": [*tours[plan], current],
-                       "question": q.question, "options": list(q.options), "answer": q.answer,
-                       "metadata": json.dumps(metadata, sort_keys=True)}
+                row = VQARecord(f"tn-{item}", "task_navigation", "direction", SUBTYPE, (*tours[plan], current),
+                                q.question, q.options, q.answer, task=task, variant="", metadata=metadata).to_row()
                 handle.write(json.dumps(row, sort_keys=True) + "\n")
                 n += 1
         made[task] = n

@@ -19,6 +19,7 @@ import numpy as np
 from bspatial.catalog.tasks import TASKS
 from bspatial.common.seeds import derive_seed
 from bspatial.construction.presets import Preset, PresetShortfall
+from bspatial.construction.records import IRRecord, VQARecord
 from bspatial.sim.backend import SimBackend
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def _quotas(n: int, variants: tuple[str, ...], rng: np.random.Generator) -> dict
 
 
 def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, root: Path, vqa, ir) -> tuple[int, int]:
-    from bspatial.construction.frames import capture, draw_marks, goal_view_scene, json_default, png_bytes
+    from bspatial.construction.frames import capture, draw_marks, goal_view_scene, png_bytes
     from bspatial.construction.ir_labels import ir_region
     from bspatial.construction.templates import Rejected, task_question
     from bspatial.tasks import sample_instance
@@ -118,12 +119,11 @@ def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, ro
                         rgb = draw_marks(shown.frame.rgb, list(q.marks)) if q.marks else shown.frame.rgb
                         image = f"images/vqa-{item_id}.png"
                         objects = {n: s.to_dict() for n, s in shown.objects.items() if s.pixels}
-                        row = {"id": f"tm-{item_id}", "suite": "vqa", "setting": "task_manipulation",
-                               "category": q.category, "subtype": q.subtype, "task": task, "variant": variant,
-                               "frames": [image], "question": q.question, "options": list(q.options), "answer": q.answer,
-                               "metadata": json.dumps({**meta, "camera": shown.camera_dict(), "frame": q.frame,
-                                                       "marks": [[m[0], list(m[1])] for m in q.marks],
-                                                       "objects": objects, **q.metadata}, sort_keys=True, default=json_default)}
+                        row = VQARecord(f"tm-{item_id}", "task_manipulation", q.category, q.subtype, (image,),
+                                        q.question, q.options, q.answer, task=task, variant=variant,
+                                        metadata={**meta, "camera": shown.camera_dict(), "frame": q.frame,
+                                                  "marks": [[m[0], list(m[1])] for m in q.marks],
+                                                  "objects": objects, **q.metadata}).to_row()
                         drafts.append((variant, row, image, png_bytes(rgb)))
                         if need_vqa[variant] > 0:
                             need_vqa[variant] -= 1
@@ -141,10 +141,8 @@ def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, ro
                     else:
                         image = f"images/ir-{item_id}.png"
                         (root / image).write_bytes(png_bytes(record.frame.rgb))
-                        row = {"id": f"ir-{item_id}", "suite": "ir", "task": task, "variant": variant,
-                               "instruction": instance.instruction, "image": image, "region": json.dumps(region),
-                               "metadata": json.dumps({**meta, "target_center": record.objects[instance.target].center},
-                                                      sort_keys=True, default=json_default)}
+                        row = IRRecord(f"ir-{item_id}", task, instance.instruction, image, region, variant=variant,
+                                       metadata={**meta, "target_center": record.objects[instance.target].center}).to_row()
                         ir.write(json.dumps(row, sort_keys=True) + "\n")
                         need_ir[variant] -= 1
                         made["ir"] += 1

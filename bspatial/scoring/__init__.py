@@ -7,16 +7,18 @@ The `evaluate` modules in metrics/ and the evaluation harness both call these fu
 | choice | four-option answer parsing (Appendix 15.1), never guessing |
 | point | point parsing (Appendix 15.2 JSON on a 0-1000 scale, and forms real models emit) |
 | vqa | VQA correctness, breakdowns, per-task means (Appendix 14) |
-| masks, geometry, ir | IR region specs and strict / tolerant scoring (Appendix 14) |
+| masks, geometry, ir_regions, ir | IR region specs (ir_regions) and strict / tolerant scoring (ir, Appendix 14) |
+| ir_target | the oracle IR target pixel of a 3D box (Appendix 13.3) |
 | ir_accuracy | IR predictions -> the bspatial_ir result |
 | trace, action | episode traces, Table S4 outcome rules, strict / soft / wrong rates |
 | stats | Wilson intervals, Spearman with average ranks, matched-pair contrasts |
-| task_specs | the benchmark's tasks (Table S2) |
+
 """
 
 from bspatial.scoring.action import ActionRates, EpisodeOutcome, action_rates, action_rates_from_traces, outcome_from_trace
 from bspatial.scoring.choice import ChoiceParse, ParseStatus, parse_choice, parse_choices
-from bspatial.scoring.ir import IRScores, region_from_dict, score_ir, score_ir_item
+from bspatial.scoring.ir import IRScores, score_ir, score_ir_item
+from bspatial.scoring.ir_regions import region_from_dict
 from bspatial.scoring.ir_accuracy import ir_accuracy
 from bspatial.scoring.point import PointParse, PointStatus, parse_point
 from bspatial.scoring.stats import matched_pair_contrast, spearman, wilson_interval

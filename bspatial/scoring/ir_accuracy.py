@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from bspatial.scoring.aggregate import group_accuracy, task_mean
-from bspatial.scoring.ir import Region, region_from_dict, score_ir
+from bspatial.scoring.ir import score_ir
+from bspatial.scoring.ir_regions import Region, region_from_dict
 from bspatial.scoring.point import PointParse, PointStatus, parse_point
 from bspatial.scoring.validation import check_same_length
 

@@ -25,9 +25,10 @@ from bspatial.scoring.validation import check_same_length, check_vocabulary
 # The item-level vocabularies of the VQA records (DESIGN §4, paper Table S1 / Appendix 11).
 SETTINGS = ("single_frame", "multi_frame_rotation", "multi_frame_navigation", "task_manipulation", "task_navigation")
 CATEGORIES = ("direction", "distance", "size")
-# Direction: object-relative / robot-arm-relative, locate, ordinal; distance: object-object
+# Direction: object-relative / robot-arm-relative, locate, ordinal, and robot_relative (task-grounded
+# navigation: where the destination lies in the robot's frame); distance: object-object
 # (object_relative), to the camera (camera_relative), to the arm (robot_arm_relative).
-SUBTYPES = ("object_relative", "robot_arm_relative", "camera_relative", "locate", "ordinal")
+SUBTYPES = ("object_relative", "robot_arm_relative", "camera_relative", "locate", "ordinal", "robot_relative")
 
 
 @dataclass(frozen=True)

@@ -231,7 +231,7 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
         return lambda observation: hold
     if policy_spec == "scripted":
         if instance.family == "navigation":
-            from bspatial.tasks.nav_expert import NavigationExpert
+            from bspatial.tasks.experts.navigation import NavigationExpert
             return NavigationExpert(backend, instance)
         from bspatial.tasks.experts import make_expert
         return make_expert(backend, instance)

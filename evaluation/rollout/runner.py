@@ -101,7 +101,7 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
     from bspatial.catalog.tasks import TASKS
     from bspatial.tasks.experts import EXPERTS
 
-    # Navigation tasks have the grid-A* navigation expert (bspatial.tasks.nav_expert).
+    # Navigation tasks have the grid-A* navigation expert (bspatial.tasks.experts.navigation).
     keep = [t for t in tasks if TASKS[t].family in EXPERTS or TASKS[t].is_navigation]
     skipped = [t for t in tasks if t not in keep]
     for t in skipped:

@@ -24,12 +24,12 @@ Example:
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bspatial.construction.records import IRRecord, VQARecord
 from bspatial.evaluation.vlm.records import features
 from bspatial.scoring.masks import rle_encode
 
@@ -136,30 +136,27 @@ def write_readme(repo: Path, configs: tuple[str, ...], split: str = SPLIT) -> No
 # --------------------------------------------------------------------------- rows
 
 
-def _png(rng: np.random.Generator) -> dict[str, Any]:
+def _png(rng: np.random.Generator) -> bytes:
     from PIL import Image
 
     width, height = IMAGE_SIZE
     pixels = rng.integers(0, 256, size=(height // 8, width // 8, 3), dtype=np.uint8).repeat(8, 0).repeat(8, 1)
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(buffer, format="PNG")
-    return {"bytes": buffer.getvalue(), "path": None}
+    return buffer.getvalue()
+
+
+def _embedded(data: bytes) -> dict[str, Any]:
+    """A ``datasets.Image`` value that carries its bytes (the parquet repo points nowhere)."""
+    return {"bytes": data, "path": None}
 
 
 def _vqa_row(rng, item_id, setting, category, subtype, frames, question, options, task=None, variant=None) -> dict:
-    return {
-        "id": item_id,
-        "suite": "vqa",
-        "setting": setting,
-        "category": category,
-        "subtype": subtype,
-        "task": task,
-        "variant": variant,
-        "frames": [_png(rng) for _ in range(frames)],
-        "question": question,
-        "options": list(options),
-        "answer": "ABCD"[int(rng.integers(4))],
-    }
+    images = tuple(_png(rng) for _ in range(frames))
+    answer = "ABCD"[int(rng.integers(4))]
+    row = VQARecord(item_id, setting, category, subtype, images, question, tuple(options), answer, task=task,
+                    variant=variant).to_row()
+    return {**row, "frames": [_embedded(data) for data in row["frames"]]}
 
 
 def _general_rows(rng) -> list[dict]:
@@ -234,15 +231,8 @@ def _ir_rows(rng) -> list[dict]:
 
 
 def _ir_row(rng, item_id: str, task: str, instruction: str, region: dict) -> dict:
-    return {
-        "id": item_id,
-        "suite": "ir",
-        "task": task,
-        "variant": None,
-        "instruction": instruction,
-        "image": _png(rng),
-        "region": json.dumps(region),
-    }
+    row = IRRecord(item_id, task, instruction, _png(rng), region).to_row()
+    return {**row, "image": _embedded(row["image"])}
 
 
 def _downward_camera() -> dict[str, list]:

@@ -40,7 +40,7 @@ from typing import Any
 
 from bspatial.evaluation.vlm.prompts import TargetKind
 from bspatial.scoring.choice import LETTERS
-from bspatial.scoring.ir import ReachRegion, Region, region_from_dict
+from bspatial.scoring.ir_regions import ReachRegion, Region, region_from_dict
 from bspatial.scoring.validation import short_repr
 from bspatial.scoring.vqa import CATEGORIES, SETTINGS, SUBTYPES
 

@@ -14,10 +14,10 @@ def test_thresholds_are_the_papers_numbers():
 
 def test_scoring_and_tasks_use_the_catalogue_values():
     # One definition: the rules that apply a threshold read the catalogue's object, not a copy.
-    from bspatial.scoring import action, ir
+    from bspatial.scoring import action, ir_regions
     from bspatial.tasks.manipulation import placement
 
-    assert ir.ON_REF_RADIUS_M is action.ON_REF_RADIUS_M is placement.ON_REF_RADIUS_M
-    for module in (action, ir):
+    assert ir_regions.ON_REF_RADIUS_M is action.ON_REF_RADIUS_M is placement.ON_REF_RADIUS_M
+    for module in (action, ir_regions):
         assert not any(name in vars(module) and vars(module)[name] is not getattr(thresholds, name)
                        for name in dir(thresholds) if name.isupper())

@@ -9,7 +9,8 @@ import pytest
 from bspatial.construction.build import build
 from bspatial.construction.presets import Preset, PresetShortfall, get_preset
 from bspatial.evaluation.vlm import records
-from bspatial.scoring.ir import region_from_dict, score_ir
+from bspatial.scoring.ir import score_ir
+from bspatial.scoring.ir_regions import region_from_dict
 
 SEED = 3
 

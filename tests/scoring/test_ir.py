@@ -8,19 +8,9 @@ import pytest
 
 from bspatial.scoring.geometry import intrinsics_from_fovy, project_points
 from bspatial.catalog.thresholds import COMPARTMENT_BAND_MARGIN_M, ON_REF_RADIUS_M, TOLERANCE_DIAGONAL_FRACTION
-from bspatial.scoring.ir import (
-    DETAIL_LABELS,
-    ContainerPlacementRegion,
-    Countertop,
-    DirectionalPlacementRegion,
-    OrientedBox,
-    ReachRegion,
-    region_from_dict,
-    regions_from_json,
-    score_ir,
-    score_ir_item,
-    tolerance_px,
-)
+from bspatial.scoring.ir import score_ir, score_ir_item
+from bspatial.scoring.ir_regions import (DETAIL_LABELS, ContainerPlacementRegion, Countertop, DirectionalPlacementRegion,
+                                         OrientedBox, ReachRegion, region_from_dict, regions_from_json, tolerance_px)
 from bspatial.scoring.masks import Mask
 
 W = H = 720

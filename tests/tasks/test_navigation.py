@@ -13,7 +13,7 @@ from bspatial.tasks import get_task
 from bspatial.tasks import navigation as nav
 from bspatial.tasks.budgets import step_budget
 from bspatial.tasks.episode import run_episode
-from bspatial.tasks.nav_expert import GOAL_MARGIN_M, NavigationExpert, astar
+from bspatial.tasks.experts.navigation import GOAL_MARGIN_M, NavigationExpert, astar
 
 TABLE_S11_SCENES = {   # paper Table S11: task -> scene wording
     "move_to_bookcase": "single-floor house, toy room", "move_to_bathroom": "single-floor house, bedroom",

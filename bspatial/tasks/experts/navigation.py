@@ -23,10 +23,10 @@ import math
 
 import numpy as np
 
-from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import ACTION_SLICES
-from bspatial.world.floorplans import OccupancyGrid
+from bspatial.sim.backend import SimBackend
 from bspatial.tasks.base import TaskInstance
+from bspatial.world.floorplans import OccupancyGrid
 
 CRUISE_SPEED_M_S = 0.6        # base cruise speed (BASE_MAX_SPEED is 1.0)
 POSITION_GAIN = 1.5           # 1/s: speed = min(cruise, gain * distance to the final waypoint)
@@ -117,7 +117,7 @@ class NavigationExpert:
     """
 
     def __init__(self, backend: SimBackend, instance: TaskInstance) -> None:
-        from bspatial.tasks import navigation   # navigation imports this module's siblings only lazily
+        from bspatial.tasks import navigation  # navigation imports this module's siblings only lazily
 
         self.sim, self.instance = backend, instance
         self.grid = navigation.plan_of(instance).occupancy()
