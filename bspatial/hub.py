@@ -27,6 +27,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from bspatial.common.files import publish_folder, staging_folder
 from bspatial.common.paths import data_root
 
 logger = logging.getLogger(__name__)
@@ -135,17 +136,12 @@ def _seed_config(repo: Path, suite: str, config: str, cache_root: Path) -> Path:
         target = cache_root / f"{HUB_NAMESPACE}___{suite}" / config / version / digest
         target.parent.mkdir(parents=True, exist_ok=True)
         # The cache builder looks for "<dataset name>-<split>.arrow" with the Hub name's last part.
-        staging = Path(tempfile.mkdtemp(prefix=f".{digest}.", dir=target.parent))
+        staging = staging_folder(target, "seeding")
         for file in prepared.iterdir():
             name = file.name.replace(f"{builder.dataset_name}-", f"{suite}-", 1) if file.suffix == ".arrow" else file.name
             shutil.copyfile(file, staging / name)
         # datasets' hash for a local repo does not change with its contents, so a rebuild lands on
         # the same folder: replace it (old aside, new in, old removed) so a reader never sees a mix.
-        retired = target.with_name(f".{digest}.retired")
-        if target.is_dir():
-            shutil.rmtree(retired, ignore_errors=True)
-            target.rename(retired)
-        staging.rename(target)
-        shutil.rmtree(retired, ignore_errors=True)
+        publish_folder(staging, target)
     logger.info("seeded %s/%s/%s at %s", HUB_NAMESPACE, suite, config, target)
     return target

@@ -155,7 +155,7 @@ def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor)
     """``checkpoints/step_<step>/``: Accelerate state (exact resume) + ``pretrained_model/`` (lerobot's
     ``checkpoints/<step>/pretrained_model`` convention), so every checkpoint is also a usable policy."""
     final = checkpoint_dir(output_dir, step)
-    tmp = final.with_name(final.name + ".tmp")
+    tmp = final.with_name(final.name + ".tmp")   # one name every process agrees on (save_state writes per rank)
     if accelerator.is_main_process:
         shutil.rmtree(tmp, ignore_errors=True)
     accelerator.wait_for_everyone()

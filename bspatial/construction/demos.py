@@ -53,7 +53,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -63,7 +62,7 @@ import numpy as np
 from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, CAMERAS, CONTROL_HZ, IR_TARGET_KEY, POLICY_IMAGE_SIZE,
                                      STATE_DIM, STATE_KEY, image_key)
-from bspatial.common.files import publish_folder
+from bspatial.common.files import publish_folder, staging_folder
 from bspatial.scoring.ir_target import box_corners, ir_target_pixel
 
 logger = logging.getLogger(__name__)
@@ -465,7 +464,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
     if out.exists() and not overwrite:
         raise FileExistsError(f"{str(out)!r} exists; pass overwrite=True to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    tmp = staging_folder(out)
     try:
         root = tmp / "dataset"
         counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld)

@@ -31,7 +31,8 @@ from bspatial.sim import robot as robot_mod
 from bspatial.catalog.schema import ACTION_SLICES, ARMS, CAMERAS, CONSTRUCTION_FRAME_SIZE, POLICY_IMAGE_SIZE
 from bspatial.sim.backend import (BoundingBox, CameraFrame, Contact, IKResult, ObjectPose, RobotState, StepResult,
                                   check_action)
-from bspatial.sim.render import SegmentationRenderer, camera_to_world, intrinsics
+from bspatial.scoring.geometry import intrinsics_from_fovy
+from bspatial.sim.render import SegmentationRenderer, camera_to_world
 from bspatial.world.spec import ObjectSpec, Part, SceneSpec, Texture
 
 logger = logging.getLogger(__name__)
@@ -467,7 +468,7 @@ class MujocoBackend:
         cam_id = self._camera_ids[camera]
         rgb, depth, seg = self._renderer.render(self.data, cam_id, width, height)
         return CameraFrame(camera=camera, rgb=rgb, depth=depth, segmentation=seg, id_to_name=dict(self.id_to_name),
-                           K=intrinsics(float(self.model.cam_fovy[cam_id]), width, height),
+                           K=intrinsics_from_fovy(width, height, float(self.model.cam_fovy[cam_id])),
                            T_world_cam=camera_to_world(self.data.cam_xpos[cam_id], self.data.cam_xmat[cam_id]))
 
     def _close_renderer(self) -> None:

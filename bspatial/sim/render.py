@@ -14,7 +14,6 @@ model: no multisampling, at most one shadow light with a small shadow map, no re
 from __future__ import annotations
 
 import importlib
-import math
 import os
 
 import mujoco
@@ -42,17 +41,6 @@ def gl_context_class() -> type:
         raise RuntimeError("no headless OpenGL found for MuJoCo: install libEGL (Mesa) or libOSMesa and set "
                            f"MUJOCO_GL=egl or osmesa (MUJOCO_GL={os.environ.get('MUJOCO_GL')!r})")
     return importlib.import_module(f"mujoco.{platform}").GLContext
-
-
-def intrinsics(fovy_deg: float, width: int, height: int) -> np.ndarray:
-    """Pinhole K of a MuJoCo camera: fx = fy = (H/2) / tan(fovy/2), cx = W/2, cy = H/2 (DESIGN §3).
-
-    Example:
-        >>> float(intrinsics(90.0, 224, 224)[0, 0].round(6))
-        112.0
-    """
-    f = (height / 2.0) / math.tan(math.radians(fovy_deg) / 2.0)
-    return np.array([[f, 0.0, width / 2.0], [0.0, f, height / 2.0], [0.0, 0.0, 1.0]])
 
 
 def camera_to_world(cam_xpos: np.ndarray, cam_xmat: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bspatial.common.files import atomic_write_text
 from bspatial.evaluation.vlm.run_files import SUMMARY_FILE
 
 logger = logging.getLogger(__name__)
@@ -197,10 +198,7 @@ def _titled(table: str, body: str, runs: Sequence[Run]) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return atomic_write_text(path, text)
 
 
 def _csv_value(value: Any) -> Any:
