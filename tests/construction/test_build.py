@@ -2,6 +2,7 @@
 determinism and the unmeetable-preset error."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -50,6 +51,7 @@ def test_answers_agree_with_an_independent_check(built):
 
     vqa = datasets.load_dataset(str(built / "vqa"), "task_manipulation", split="test").remove_columns("frames")
     seen = set()
+    checked = set()   # which independent checks ran: none of them may be skipped silently
     for row in vqa:
         meta = json.loads(row["metadata"])
         text = row["options"]["ABCD".index(row["answer"])]
@@ -60,6 +62,7 @@ def test_answers_agree_with_an_independent_check(built):
             ranked = sorted(longest, key=longest.get, reverse=True)
             rank = {"largest": 0, "2nd largest": 1, "smallest": -1, "2nd smallest": -2}[row["variant"]]
             assert meta["option_objects"][text] == ranked[rank]
+            checked.add("size")
         elif row["category"] == "distance":
             relation = row["variant"].split("/")[0]
             ref = states[meta["reference"]]["center"]
@@ -69,31 +72,41 @@ def test_answers_agree_with_an_independent_check(built):
             drawn = {number for number, _ in meta["marks"]}
             absent = [t for t, n in meta["option_objects"].items() if n is None]
             assert all(t.rsplit(" ", 1)[1] not in drawn for t in absent) and len(drawn) + len(absent) <= 4
-            if not meta["reference"].startswith("wall"):
+            if meta["reference"].startswith("wall"):
+                checked.add("distance_to_wall_unchecked")   # distance to a wall is not centre-to-centre
+            else:
                 pick = min if relation == "closest" else max
                 assert pick(dist, key=dist.get) == text
+                checked.add("distance")
         elif row["subtype"] == "ordinal":
             left = {t: states[n]["center"][1] for t, n in meta["option_objects"].items()}  # robot at yaw 0: left = +y
             order = sorted(left, key=left.get, reverse=True)
             index = {"leftmost": 0, "2nd leftmost": 1, "rightmost": -1, "2nd rightmost": -2}[row["variant"]]
             assert order[index] == text
+            checked.add("ordinal")
         elif row["subtype"] == "locate" and "cells" in meta:
             x0, x1, y0, y1, z0, z1 = meta["cells"][text]
             z = states[meta["object"]]["center"][2]
             assert z0 <= z <= z1
             rows_bottom_up = sorted({tuple(c[4:]) for c in meta["cells"].values()})
             assert rows_bottom_up.index((z0, z1)) + 1 == int(text.split("x")[0])
+            checked.add("locate_cells")
         elif row["subtype"] == "locate":
             low, high = meta["bands"][int(text.split()[-1]) - 1]
             assert low <= meta["bottom_height"] <= high
             assert text == f"layer {row['variant']}"
+            checked.add("locate_bands")
         else:  # goal-state side of the reference, in the image
             K, T = np.array(meta["camera"]["K"]), np.array(meta["camera"]["T_world_cam"])
             u = {n: (K @ (T[:3, :3].T @ (np.array(states[n]["center"]) - T[:3, 3])))[:2] for n in (meta["object"], meta["reference"])}
             u = {n: p[0] / (K @ (T[:3, :3].T @ (np.array(states[n]["center"]) - T[:3, 3])))[2] for n, p in u.items()}
             assert text == row["variant"].split("/")[0]
             assert (u[meta["object"]] > u[meta["reference"]]) == (text == "right")
+            checked.add("goal_side")
     assert seen == set(get_preset("tiny").tasks)
+    # Every kind of check ran on at least one row (the distance one on a non-wall reference), so no
+    # branch above passes vacuously.
+    assert checked >= {"size", "distance", "ordinal", "locate_cells", "locate_bands", "goal_side"}, checked
 
 
 def test_ir_masks_score_through_bspatial_ir(built):
@@ -192,7 +205,14 @@ def test_ir_builder_configs_follow_the_task_table():
 def test_task_navigation_config_holds_a_context_tour_then_the_current_view(built):
     import datasets
 
-    from bspatial.construction.navigation_vqa import CONTEXT_FRAMES, QUADRANTS, quadrant
+    from bspatial.construction.navigation_vqa import CONTEXT_FRAMES
+
+    def bearing_quadrant(pose, point):
+        # This test's own rule: the bearing of the destination seen from the robot (x forward, y
+        # left, yaw counter-clockwise), wrapped to (-180, 180]; front within 90 degrees, left when positive.
+        x, y, yaw = pose
+        bearing = (math.degrees(math.atan2(point[1] - y, point[0] - x) - yaw) + 180.0) % 360.0 - 180.0
+        return f"{'front' if abs(bearing) < 90 else 'back'}-{'left' if bearing > 0 else 'right'}"
 
     nav = datasets.load_dataset(str(built / "vqa"), "task_navigation", split="test")
     assert len(nav) == 2 and set(nav["task"]) == {"move_to_bookcase"}
@@ -200,9 +220,11 @@ def test_task_navigation_config_holds_a_context_tour_then_the_current_view(built
     for row in nav:
         meta = json.loads(row["metadata"])
         assert len(row["frames"]) == min(CONTEXT_FRAMES, meta["context_frames"]) + 1
-        # The answer, recomputed from the stored pose and destination (not the stored answer text).
+        # The answer, recomputed from the stored pose and destination with the bearing rule above
+        # (not the builder's quadrant function, not the stored answer text).
         answer = row["options"]["ABCD".index(row["answer"])]
-        assert answer == quadrant(meta["pose"], meta["destination_point"]) and set(row["options"]) == set(QUADRANTS)
+        assert answer == bearing_quadrant(meta["pose"], meta["destination_point"])
+        assert set(row["options"]) == {"front-left", "front-right", "back-left", "back-right"}
         assert row["frames"][0].size == row["frames"][-1].size == (320, 320)
     # The tour is shared by the task's questions; the current views differ.
     assert nav[0]["frames"][0].tobytes() == nav[1]["frames"][0].tobytes()

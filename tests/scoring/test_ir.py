@@ -119,7 +119,9 @@ def test_image_borders_and_outside():
     region = ReachRegion(image_size=(20, 10), targets=[mask])
     assert score_one((20.0, 5.0), region)[3] == "target"  # u == W: far border, last column
     assert score_one((3.0, 10.0), region)[3] == "target"  # v == H
-    assert score_one((0.0, 0.0), region)[3] != "outside_image"
+    # (0, 0) is the near corner: inside the image, 9.5 px from the nearest target pixel centre (0.5, 9.5),
+    # far beyond the 0.45 px tolerance of a 20 x 10 image -> plain background.
+    assert score_one((0.0, 0.0), region) == (False, False, "none", "background")
     assert score_one((20.0001, 5.0), region) == (False, False, "none", "outside_image")
     assert score_one((-0.0001, 5.0), region)[3] == "outside_image"
     assert score_one((5.0, -3.0), region)[3] == "outside_image"
@@ -350,13 +352,30 @@ def test_score_ir_equals_score_ir_item_on_random_inputs(seed):
     assert set(scores.detail) >= {"instructed_compartment", "missed_container"}
 
 
+# Detail -> label, written out by hand from Appendix 14 / Table S4 (not read from DETAIL_LABELS): a hit
+# on the instructed target, side or compartment is correct, a hit on a distractor, the opposite side or
+# another compartment is wrong, everything else (near misses included) is no answer.
+HAND_LABELS = {
+    "target": "correct", "instructed_side": "correct", "instructed_compartment": "correct",
+    "distractor": "wrong", "opposite_side": "wrong", "other_compartment": "wrong",
+    "near_target": "none", "background": "none", "no_point": "none", "outside_image": "none",
+    "on_ref": "none", "on_axis": "none", "off_surface": "none", "outside_bands": "none", "missed_container": "none",
+}
+
+
 def test_scores_are_consistent_with_detail():
+    assert set(HAND_LABELS) == set(DETAIL_LABELS)   # the table above covers every detail the scorer knows
     rng = np.random.default_rng(9)
-    region = random_reach(rng)
-    s = score_ir(random_points(rng, 500, *region.image_size), [region] * 500)
-    assert s.label.tolist() == [DETAIL_LABELS[d] for d in s.detail]
+    makers = [random_reach, random_directional, random_container]
+    regions = [makers[i % 3](rng) for i in range(24)]
+    chosen = [regions[i] for i in rng.integers(len(regions), size=1500)]
+    points = np.concatenate([random_points(rng, 1, *r.image_size) for r in chosen])
+    s = score_ir(points, chosen)
+    assert s.label.tolist() == [HAND_LABELS[d] for d in s.detail]
     np.testing.assert_array_equal(s.strict, s.label == "correct")
     np.testing.assert_array_equal(s.tolerant, s.strict | (s.detail == "near_target"))
+    # Not vacuous: all three labels, and the tolerant-only near misses, occur among the points.
+    assert set(s.label.tolist()) == {"correct", "wrong", "none"} and (s.detail == "near_target").any()
 
 
 def test_tolerance_only_for_reach():
