@@ -40,6 +40,17 @@ COUNTERTOP_REST_BAND_M = (-0.02, 0.10)
 countertop when its final reference-point height minus the plane height lies in this range. The upper
 end covers the half-height of the placed objects (carving knife, saucer) and thin items under them
 (a cutting-board edge); the lower end absorbs contact penetration."""
+APPROACH_FRACTION = 0.5
+"""Our reading of Table S4's reach soft credit ("correct intention for target approaching"; Sec. 5.1): the
+closest approach to the instructed target must at least halve the end-effectors' distance to it at the
+episode's start. Approaching is movement: a robot that holds still keeps its start distance and earns
+nothing, however near its spawn happens to be to the target."""
+APPROACH_MIN_M = 0.10
+"""... and close at least 10 cm of it (a target that spawns within reach cannot be "approached" by drift)."""
+CARRY_MIN_M = 0.10
+"""Our reading of the placement soft credit ("target-consistent progress"): the manipulated object must have
+been carried at least 10 cm (horizontal displacement from its start) before its held position or its
+in-footprint peak counts, so an object that starts on the instructed side or in a band earns nothing idle."""
 FLOOR_REST_HEIGHT_M = 0.10
 """Implementation choice: a released object whose final height is within 0.10 m of the floor rests on
 the floor (a floor drop; Appendix 14 names floor drops as failures without soft credit)."""

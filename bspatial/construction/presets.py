@@ -92,8 +92,6 @@ PRESETS: tuple[Preset, ...] = (
                        activities=49, layouts=3, views=6, rotations=2, navigations=1),
            navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS), vqa_choice=2),
 )
-
-
 _BY_NAME = {p.name: p for p in PRESETS}
 if len(_BY_NAME) != len(PRESETS):
     raise ValueError(f"duplicate preset names in {[p.name for p in PRESETS]}")

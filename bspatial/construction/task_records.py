@@ -27,8 +27,6 @@ logger = logging.getLogger(__name__)
 
 QUESTION_STREAM = 1
 """Second seed word of a task-grounded question's generator (its first is the layout's draw seed)."""
-
-
 GIVE_UP_DRAWS = 24
 """Draws after which a suite with no valid frame for a variant is given up for that variant and round
 (e.g. a bottom-cabinet layer the head camera cannot see into): its quota moves to the other variants."""

@@ -16,6 +16,13 @@ Decisions this module makes where the paper is silent (each one is a named const
 
 * Reach: the first contact decides. Contacts at the first contact step with both the instructed
   candidate and a distractor count as correct (the instructed candidate was touched).
+* Soft credit needs target-directed progress (Sec. 5.1: "correct intention for target approaching"; our
+  reading of Table S4). Reach: the end-effectors' closest approach to the target must beat every
+  distractor's *and* be a real approach: at most :data:`APPROACH_FRACTION` of the start distance and at
+  least :data:`APPROACH_MIN_M` closer (``no_approach`` otherwise), so a robot that holds still earns none
+  even when it spawns nearest the target. Placement: the object must have been carried at least
+  :data:`CARRY_MIN_M` from its start (``held_not_carried``; container: only in-footprint heights after it
+  was carried count).
 * Soda: contact is checked first; otherwise the *final* base pose is tested. The candidate nearest to
   the base (planar distance) decides: within 0.70 m and instructed -> correct, within 0.70 m and not
   instructed -> wrong. An exact tie for nearest satisfies no nearest-candidate rule -> not committed.
@@ -43,7 +50,8 @@ from typing import Callable, Literal, Mapping, Sequence
 import numpy as np
 
 from bspatial.catalog.tasks import TASKS, Family, canonical_task_name
-from bspatial.catalog.thresholds import (COMPARTMENT_BAND_MARGIN_M, COUNTERTOP_REST_BAND_M, FLOOR_REST_HEIGHT_M, ON_REF_RADIUS_M,
+from bspatial.catalog.thresholds import (APPROACH_FRACTION, APPROACH_MIN_M, CARRY_MIN_M, COMPARTMENT_BAND_MARGIN_M,
+                                         COUNTERTOP_REST_BAND_M, FLOOR_REST_HEIGHT_M, ON_REF_RADIUS_M,
                                          SODA_BASE_PROXIMITY_M)
 from bspatial.scoring.geometry import points_in_polygon
 from bspatial.scoring.stats import DEFAULT_CONFIDENCE, wilson_interval
@@ -65,9 +73,9 @@ class EpisodeOutcome:
         soft_credit: Table S4's additional soft credit; only ever True when outcome == "none".
         detail: Why, for logs and failure breakdowns. Reach: "contact_target",
             "contact_distractor", "base_proximity", "base_proximity_distractor",
-            "min_distance_closer_to_target", "timeout". Directional placement: "on_instructed_side",
+            "min_distance_closer_to_target", "no_approach", "timeout". Directional placement: "on_instructed_side",
             "on_opposite_side", "on_ref", "no_side", "floor_drop", "off_countertop", "held_on_side",
-            "held_not_on_side", "timeout". Container placement: "in_instructed_compartment",
+            "held_not_on_side", "held_not_carried", "timeout". Container placement: "in_instructed_compartment",
             "wrong_compartment", "floor_drop", "peak_in_band", "overshoot", "below_band",
             "outside_container", "timeout". Navigation: "nav_success", "nav_failure".
     """
@@ -117,14 +125,23 @@ def _contact_outcome(trace: EpisodeTrace) -> EpisodeOutcome | None:
     return _strict("wrong", "contact_distractor")
 
 
+def _start_eef_distance(trace: EpisodeTrace, k: int) -> float:
+    """Distance from the nearer end-effector to candidate ``k`` at the episode's first step."""
+    return float(np.linalg.norm(trace.eef_positions[0] - trace.candidate_positions[0, k], axis=-1).min())
+
+
 def _min_distance_soft(trace: EpisodeTrace) -> EpisodeOutcome:
-    """Table S4 reach soft credit: the closest approach to the target beats every distractor's."""
+    """Table S4 reach soft credit: the closest approach to the target beats every distractor's, and it is a
+    real approach from the start (:data:`APPROACH_FRACTION`, :data:`APPROACH_MIN_M`)."""
     distances = _min_eef_distances(trace)
     target = distances[trace.instructed_candidate]
     distractors = np.delete(distances, trace.instructed_candidate)
-    if bool(np.all(target < distractors)):
-        return _none("min_distance_closer_to_target", soft=True)
-    return _none("timeout")
+    if not bool(np.all(target < distractors)):
+        return _none("timeout")
+    start = _start_eef_distance(trace, trace.instructed_candidate)
+    if target > APPROACH_FRACTION * start or start - target < APPROACH_MIN_M:
+        return _none("no_approach")
+    return _none("min_distance_closer_to_target", soft=True)
 
 
 def _reach(trace: EpisodeTrace) -> EpisodeOutcome:
@@ -156,6 +173,12 @@ def _side_sign(trace: EpisodeTrace, xy: np.ndarray) -> float:
     return float(np.sign(projection)) * instructed
 
 
+def _carried(trace: EpisodeTrace) -> np.ndarray:
+    """(T,) bool: the object is at least :data:`CARRY_MIN_M` (horizontally) from where it started."""
+    moved = np.linalg.norm(trace.object_positions[:, :2] - trace.object_positions[0, :2], axis=-1)
+    return moved >= CARRY_MIN_M
+
+
 def _rests_on_floor(trace: EpisodeTrace, position: np.ndarray) -> bool:
     return float(position[2]) - trace.floor_height <= FLOOR_REST_HEIGHT_M
 
@@ -163,10 +186,13 @@ def _rests_on_floor(trace: EpisodeTrace, position: np.ndarray) -> bool:
 def _directional_placement(trace: EpisodeTrace) -> EpisodeOutcome:
     final = trace.object_positions[-1]
     if trace.object_held[-1]:
-        # Table S4 soft credit: the still-held object lies on the instructed side at episode end.
-        if _side_sign(trace, final[:2]) > 0:
+        # Table S4 soft credit: the still-held object lies on the instructed side at episode end, and was
+        # carried there (CARRY_MIN_M), not picked up where it started.
+        if _side_sign(trace, final[:2]) <= 0:
+            return _none("held_not_on_side")
+        if _carried(trace)[-1]:
             return _none("held_on_side", soft=True)
-        return _none("held_not_on_side")
+        return _none("held_not_carried")
     if not trace.release_steps:
         return _none("timeout")  # never grasped: the object still lies where it started
     if _rests_on_floor(trace, final):
@@ -201,7 +227,9 @@ def _resting_compartment(trace: EpisodeTrace, position: np.ndarray) -> int | Non
 def _peak_soft(trace: EpisodeTrace, fallback: str) -> EpisodeOutcome:
     """Table S4 container soft credit: the peak height inside the footprint lies in the widened band."""
     container = trace.container
-    inside = points_in_polygon(trace.object_positions[:, :2], container.footprint)
+    # Only heights reached after the object was carried (CARRY_MIN_M) count: one that starts in the
+    # footprint at a band's height earns nothing by being held still.
+    inside = points_in_polygon(trace.object_positions[:, :2], container.footprint) & _carried(trace)
     if not inside.any():
         return _none(fallback)
     peak = float(trace.object_positions[inside, 2].max())

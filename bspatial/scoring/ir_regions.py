@@ -37,8 +37,6 @@ from bspatial.scoring.validation import short_repr
 
 
 IRLabel = Literal["correct", "wrong", "none"]
-
-
 RegionKind = Literal["reach", "directional_placement", "container_placement"]
 
 
@@ -60,11 +58,7 @@ DETAIL_LABELS: dict[str, IRLabel] = {
     "outside_bands": "none",
     "missed_container": "none",
 }
-
-
 DETAILS = tuple(DETAIL_LABELS)
-
-
 DETAIL_CODES = {name: np.int8(i) for i, name in enumerate(DETAILS)}
 
 
@@ -538,8 +532,6 @@ class ContainerPlacementRegion:
 
 
 Region = ReachRegion | DirectionalPlacementRegion | ContainerPlacementRegion
-
-
 _REGION_CLASSES: dict[str, type] = {
     c.kind: c for c in (ReachRegion, DirectionalPlacementRegion, ContainerPlacementRegion)
 }

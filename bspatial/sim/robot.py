@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from bspatial.catalog.schema import ACTION_SLICES, ARMS, PROPRIO_SLICES, STATE_DIM
+from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES, ARMS, PROPRIO_SLICES, STATE_DIM
 from bspatial.sim.backend import IKResult
 
 PREFIX = "robot/"
@@ -272,7 +272,7 @@ class RobotBinding:
 
     def hold_action(self, data: mujoco.MjData) -> np.ndarray:
         """The 23-dim action that keeps the robot where it is (zero base velocity, current joints)."""
-        action = np.zeros(23)
+        action = np.zeros(ACTION_DIM)
         action[ACTION_SLICES["torso"]] = data.qpos[self.qpos(self.torso_joints)]
         for side in ARMS:
             action[ACTION_SLICES[f"{side}_arm"]] = data.qpos[self.qpos(self.arm_joints[side])]
@@ -287,7 +287,7 @@ class RobotBinding:
         for side, arm in (("left", left_arm), ("right", right_arm)):
             data.qpos[self.qpos(self.arm_joints[side])] = HOME_ARM if arm is None else arm
             data.qpos[self.qpos(self.finger_joints[side])] = FINGER_TRAVEL
-        action = np.zeros(23)
+        action = np.zeros(ACTION_DIM)
         action[ACTION_SLICES["torso"]] = data.qpos[self.qpos(self.torso_joints)]
         for side in ARMS:
             action[ACTION_SLICES[f"{side}_arm"]] = data.qpos[self.qpos(self.arm_joints[side])]

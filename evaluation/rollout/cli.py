@@ -14,7 +14,8 @@ import typer
 
 
 def rollout(
-    policy: Annotated[str, typer.Option(help="'scripted' (task experts), 'random', or a BSpatialVLA checkpoint folder.")],
+    policy: Annotated[str, typer.Option(help="'scripted' (task experts), 'random', 'hold' (never moves), or a BSpatialVLA "
+                                             "checkpoint folder.")],
     split: Annotated[str, typer.Option(help="Evaluation split: held_out, prompt_probe (manipulation), navigation (Table S11), or spa_id / spa_ood (Spa-Bench ID / OOD cells).")] = "held_out",
     tasks: Annotated[Optional[list[str]], typer.Option("--tasks", help="Task name (repeatable); default: every task of the split.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<policy>-<split>); reruns resume there.")] = None,
@@ -34,6 +35,8 @@ def rollout(
     condition: Annotated[str, typer.Option(
         help="Spa-Bench condition on the split's scenes: spatial (as planned), direct, paraphrase, "
              "direct_paraphrase or no_intervention (manipulation splits).")] = "spatial",
+    allow_errors: Annotated[bool, typer.Option(
+        help="Exit 0 although some episodes crashed (they stay in the tables as errors, scored 'none').")] = False,
 ) -> None:
     """Roll out a policy on an evaluation split; one result file per episode, then the Table 4 / per-task tables."""
     from bspatial.evaluation.rollout.runner import run_rollouts
@@ -44,6 +47,10 @@ def rollout(
         summary = run_rollouts(policy, split, tasks, out, n_episodes=n_episodes, workers=workers, seed=seed,
                                max_steps=max_steps, latency_steps=latency_steps, progress=progress, ir=ir,
                                ir_model=ir_model, condition=condition, threaded=threaded)
+        if summary.ran and summary.errors == summary.ran:
+            typer.echo(f"error: all {summary.ran} episodes crashed; no score is reported. First error: "
+                       f"{summary.first_error}", err=True)
+            raise typer.Exit(code=1)
         written = write_tables([out], out / "tables")
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
@@ -57,3 +64,7 @@ def rollout(
     typer.echo(f"{summary.ran} episodes run, {summary.skipped_existing} already done, {summary.errors} crashed"
                + (f", tasks without an expert skipped: {', '.join(summary.skipped_tasks)}" if summary.skipped_tasks else "")
                + f" -> {out}")
+    if summary.errors and not allow_errors:
+        typer.echo(f"error: {summary.errors} of {summary.ran} episodes crashed (first: {summary.first_error}); "
+                   "they count as failures in the tables. Pass --allow-errors to accept that.", err=True)
+        raise typer.Exit(code=1)

@@ -30,13 +30,9 @@ logger = logging.getLogger(__name__)
 NAVIGATION_TRACE_SPLIT = "held_out"
 """Trace split of navigation episodes: Appendix 13.4 calls them "held-out navigation instances" (the trace
 schema's splits are train / development / held_out / prompt_probe); the result file keeps split "navigation"."""
-
-
 TRACE_SPLIT: dict[str, str] = {"held_out": "held_out", "prompt_probe": "prompt_probe",
                                "navigation": NAVIGATION_TRACE_SPLIT, "spa_id": "held_out", "spa_ood": "held_out"}
 """Trace split per rollout split (the Spa-Bench episodes are unseen configurations, as held-out ones)."""
-
-
 EPISODES_DIR = "episodes"
 
 

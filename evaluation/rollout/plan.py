@@ -14,8 +14,6 @@ from typing import Any, Sequence
 ROLLOUT_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe", "navigation", "spa_id", "spa_ood")
 """Closed-loop protocols of Section 4.3 / 5.1: manipulation held-out and prompt probe, navigation (Table S11);
 and Spa-Bench's in-distribution / withheld-cell episodes (:mod:`bspatial.construction.splits`)."""
-
-
 SPLIT_BUILD_SEED = 0
 """Build seed of the split manifests (:data:`bspatial.construction.splits.DEFAULT_BUILD_SEED`, what
 ``bspatial build`` writes); recorded in the run manifest so a resumed run plans the same episodes."""

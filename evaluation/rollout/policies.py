@@ -20,34 +20,42 @@ from bspatial.evaluation.rollout.plan import RunSettings
 from bspatial.sim.backend import SimBackend
 
 
-POLICY_KINDS: tuple[str, ...] = ("scripted", "random")
-"""Built-in policies; any other spec must be a checkpoint folder."""
-
-
+POLICY_KINDS: tuple[str, ...] = ("scripted", "random", "hold")
+"""Built-in policies (``hold``: the robot never moves, the lower reference of the soft rules); any other spec
+must be a BSpatialVLA checkpoint folder."""
+CHECKPOINT_MODEL_TYPE = "bspatial_vla"
+"""``model_type`` in a checkpoint's config.json (``BSpatialVLAConfig.model_type``)."""
 RANDOM_BASE_SPEED_M_S = 0.1
 """Random policy: |vx|, |vy| bound (m/s); small next to the 1.0 m/s base limit (bspatial.sim.robot.BASE_MAX_SPEED)."""
-
-
 RANDOM_YAW_RATE_RAD_S = 0.2
 """Random policy: |wz| bound (rad/s)."""
-
-
 RANDOM_HOLD_STEPS = 15
 """Random policy: a drawn target is held this many steps (0.5 s at 30 Hz) so the PD joints can follow it."""
-
-
 RANDOM_JOINT_SPEED_RAD_S = 0.5
 """Random policy: commanded joint positions move towards the drawn target at most this fast."""
 
 
 def check_policy_spec(policy_spec: str) -> str:
-    """``"scripted"``, ``"random"`` or an existing checkpoint folder (with a config.json)."""
+    """A built-in policy (:data:`POLICY_KINDS`) or a BSpatialVLA checkpoint folder, checked before any episode.
+
+    Raises:
+        ValueError: naming the spec and why it is not a policy (no such folder, no config.json, another
+            model type); every episode of such a run would crash.
+    """
     if policy_spec in POLICY_KINDS:
         return policy_spec
     path = Path(policy_spec)
+    known = f"known policy specs: {', '.join(POLICY_KINDS)}, or a BSpatialVLA checkpoint folder"
     if not (path / "config.json").is_file():
-        raise ValueError(f"policy must be one of {POLICY_KINDS} or a checkpoint folder with config.json, "
-                         f"got {policy_spec!r}")
+        why = "no such folder" if not path.exists() else "no config.json in it"
+        raise ValueError(f"policy {policy_spec!r} is not a behavior-spatial checkpoint ({why}); {known}")
+    try:
+        model_type = json.loads((path / "config.json").read_text()).get("model_type")
+    except (json.JSONDecodeError, AttributeError) as error:
+        raise ValueError(f"policy {policy_spec!r}: config.json is not a JSON object ({error}); {known}") from None
+    if model_type != CHECKPOINT_MODEL_TYPE:
+        raise ValueError(f"policy {policy_spec!r} is not a behavior-spatial checkpoint (config.json model_type="
+                         f"{model_type!r}, expected {CHECKPOINT_MODEL_TYPE!r}); {known}")
     return str(path.resolve())
 
 
@@ -225,10 +233,11 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
 
     ir = NO_IR if settings.ir is None else settings.ir
     episode_seed = [int(settings.seed), int(instance.seed or 0)]
-    if policy_spec == "scripted" and settings.condition == "no_intervention":
-        # The privileged expert knows the goal already holds: its reference behaviour is to stay still.
+    if policy_spec == "hold" or (policy_spec == "scripted" and settings.condition == "no_intervention"):
+        # Never moves: the spawn pose is commanded at every step. (The privileged expert knows that a
+        # no-intervention goal already holds: its reference behaviour is to stay still.)
         hold = backend.hold_action()
-        return lambda observation: hold
+        return lambda observation: hold.copy()
     if policy_spec == "scripted":
         if instance.family == "navigation":
             from bspatial.tasks.experts.navigation import NavigationExpert

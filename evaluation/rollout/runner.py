@@ -55,6 +55,8 @@ class RolloutSummary:
     skipped_existing: int
     errors: int
     skipped_tasks: list[str] = field(default_factory=list)
+    first_error: str | None = None
+    """The message of the first crashed episode of this invocation, if any."""
 
 
 # ---- planning (no simulator) -------------------------------------------------------------------
@@ -160,8 +162,9 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
                 len(plan), len(plan) - len(todo), len(todo))
     settings = RunSettings(seed, max_steps, latency_steps, threaded, ir_settings, condition)
     statuses = _run_todo(todo, policy_spec, out, settings, workers, progress)
-    return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo),
-                          sum(s == "error" for s in statuses), skipped_tasks)
+    crashed = [e for e, status in zip(todo, statuses) if status == "error"]
+    first_error = json.loads(result_path(out, crashed[0]).read_text())["message"] if crashed else None
+    return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo), len(crashed), skipped_tasks, first_error)
 
 
 def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, settings: RunSettings, workers: int,

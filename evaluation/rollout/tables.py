@@ -30,8 +30,8 @@ from typing import Any, Mapping, Sequence
 
 from bspatial.scoring.action import ActionRates, RateWithCI, action_rates
 
-UPPER_REFERENCE, LOWER_REFERENCE = "scripted", "random"
-"""Reference rows of Table 4 (issue 7: the scripted expert above, a random policy below)."""
+UPPER_REFERENCE, LOWER_REFERENCE, IDLE_REFERENCE = "scripted", "random", "hold"
+"""Reference rows of Table 4: the scripted expert above; a random policy and a robot that never moves below."""
 TABLE4_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("held_out", "soft", "Held-out +Soft"), ("held_out", "strict", "Held-out S"),
     ("prompt_probe", "soft", "Probe +Soft"), ("prompt_probe", "strict", "Probe S"), ("prompt_probe", "wrong", "Probe W"),
@@ -52,6 +52,8 @@ def policy_label(spec: str) -> str:
         return f"{spec} (upper reference)"
     if spec == LOWER_REFERENCE:
         return f"{spec} (lower reference)"
+    if spec == IDLE_REFERENCE:
+        return f"{spec} (never moves)"
     return Path(spec).name or spec
 
 
@@ -70,7 +72,8 @@ def group_records(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str],
 
     def order(key):
         policy = key[0]
-        return (0 if policy == UPPER_REFERENCE else 2 if policy == LOWER_REFERENCE else 1, policy, key[1])
+        rank = {UPPER_REFERENCE: 0, LOWER_REFERENCE: 2, IDLE_REFERENCE: 3}.get(policy, 1)
+        return (rank, policy, key[1])
     return {k: groups[k] for k in sorted(groups, key=order)}
 
 

@@ -84,9 +84,24 @@ def test_reach_simultaneous_first_contact_counts_the_target():
 
 
 def test_reach_soft_credit_uses_the_minimum_distance_over_the_episode():
-    # Passes closer to the target (0.1 m) than ever to a distractor, then drifts toward a distractor.
-    trace = reach_trace([[0.9, 0.0, 1], [1.0, 0.3, 1]], CANDS)
+    # Starts 1 m away, passes closer to the target (0.1 m) than ever to a distractor, then drifts off.
+    trace = reach_trace([[0.0, 0.0, 1], [0.9, 0.0, 1], [1.0, 0.3, 1]], CANDS)
     assert label(trace) == ("none", True, "min_distance_closer_to_target")
+
+
+def test_reach_holding_still_near_the_target_earns_no_soft_credit():
+    # The idle exploit: the spawn is nearer the target than any distractor, and the arm never moves.
+    trace = reach_trace([[0.9, 0.0, 1]] * 5, CANDS)
+    assert label(trace) == ("none", False, "no_approach")
+
+
+def test_reach_soft_credit_needs_half_the_start_distance_and_ten_centimetres():
+    # 1.0 m -> 0.55 m: closer to the target than to any distractor, but not half the way.
+    assert label(reach_trace([[0.0, 0.0, 1], [0.45, 0.0, 1]], CANDS))[2] == "no_approach"
+    # 1.0 m -> 0.49 m: half the way.
+    assert label(reach_trace([[0.0, 0.0, 1], [0.51, 0.0, 1]], CANDS))[1] is True
+    # 0.18 m -> 0.085 m: more than half, but only 9.5 cm closer.
+    assert label(reach_trace([[0.82, 0.0, 1], [0.915, 0.0, 1]], CANDS))[2] == "no_approach"
 
 
 def test_reach_no_soft_credit_when_a_distractor_was_approached_closer():
@@ -101,7 +116,7 @@ def test_reach_soft_credit_needs_strictly_closer():
 
 def test_reach_any_end_effector_counts():
     steps = 2
-    eef = np.array([[FAR, [1.0, 0.05, 1.0]]] * steps)  # second arm near the target
+    eef = np.array([[FAR, [0.2, 0.05, 1.0]], [FAR, [1.0, 0.05, 1.0]]])  # the second arm moves to the target
     cands = np.tile(np.asarray(CANDS), (steps, 1, 1))
     trace = EpisodeTrace(task="reach_dice", **HEADER, eef_positions=eef, candidate_names=("a", "b", "c"),
                          instructed_candidate=0, candidate_positions=cands, eef_contacts=np.zeros((steps, 3), bool))
@@ -131,7 +146,7 @@ def test_soda_base_near_the_instructed_can_but_another_can_nearer_is_wrong():
 
 
 def test_soda_base_too_far_falls_back_to_the_soft_rule():
-    far = soda([2.0 - (SODA_BASE_PROXIMITY_M + 0.01), 0.0], eef=[[1.5, 0, 0.3], [1.6, 0, 0.3]])
+    far = soda([2.0 - (SODA_BASE_PROXIMITY_M + 0.01), 0.0], eef=[[0.5, 0, 0.3], [1.6, 0, 0.3]])
     assert label(far) == ("none", True, "min_distance_closer_to_target")
 
 
@@ -146,8 +161,9 @@ def test_soda_contact_precedes_base_proximity():
 
 def test_soda_tied_nearest_cans_satisfy_no_nearest_candidate_rule():
     trace = soda([2.0, 0.5])  # exactly between can 0 and can 1, 0.5 m from each
-    # Not committed, so the eef soft rule decides (the parked arm at the origin is nearest can 0).
-    assert label(trace) == ("none", True, "min_distance_closer_to_target")
+    # Not committed, so the eef soft rule decides: the arm stayed parked at the origin (nearest can 0,
+    # but never approached it), so no soft credit either.
+    assert label(trace) == ("none", False, "no_approach")
 
 
 # --- directional placement ------------------------------------------------------------------------
@@ -186,6 +202,12 @@ def test_placement_still_held_on_the_instructed_side_earns_soft_credit():
     assert label(placement_trace(path, held, side="left")) == ("none", False, "held_not_on_side")
 
 
+def test_placement_held_on_the_side_where_it_started_is_not_carried():
+    # Picked up where it lay, already right of the reference: lifted, never carried.
+    path, held = [[0.0, -0.4, REST_Z], [0.02, -0.42, 1.05]], [True, True]
+    assert label(placement_trace(path, held)) == ("none", False, "held_not_carried")
+
+
 def test_placement_never_grasped_is_a_timeout():
     path, held = [[0.0, -0.5, REST_Z]] * 2, [False, False]
     assert label(placement_trace(path, held)) == ("none", False, "timeout")
@@ -222,6 +244,11 @@ def test_container_overshoot_after_passing_through_the_band_gets_no_soft_credit(
 def test_container_peak_in_band_while_held_earns_soft_credit():
     path = [OUTSIDE, [2.5, 0.0, 0.35], [2.5, 0.0, 0.58], [2.2, 0.0, 0.50]]
     assert label(container_trace(path, [True] * 4)) == ("none", True, "peak_in_band")
+
+
+def test_container_held_still_inside_the_footprint_at_band_height_is_not_carried():
+    path = [[2.5, 0.0, 0.5]] * 4   # starts inside the footprint, in the instructed band, never moves
+    assert label(container_trace(path, [True] * 4)) == ("none", False, "timeout")
 
 
 def test_container_soft_band_margin_boundary():
@@ -266,7 +293,7 @@ def test_navigation_is_binary():
 def test_rates_from_traces():
     traces = [
         reach_trace([[0.9, 0, 1]], CANDS, contacts=[(0, 0)]),
-        reach_trace([[0.9, 0, 1]], CANDS),
+        reach_trace([[0.0, 0, 1], [0.9, 0, 1]], CANDS),
         placement_trace(*released_at([0.0, 0.3])),
         EpisodeTrace(task="move_to_bar", **HEADER, nav_success=False),
     ]

@@ -38,3 +38,34 @@ def test_cli_navigation_prints_table_s11(tmp_path):
 def test_cli_refuses_ir_for_a_policy_without_an_ir_slot(tmp_path):
     result = CliRunner().invoke(app, ["rollout", "--policy", "random", "--ir", "oracle", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "ir='oracle' needs a checkpoint with ir_mode" in result.output
+
+
+def test_cli_exits_non_zero_when_every_episode_crashes(tmp_path, monkeypatch):
+    from bspatial.evaluation.rollout import episodes
+
+    def broken(*args, **kwargs):
+        return lambda observation: [0.0] * 7   # the wrong action shape: every episode crashes
+    monkeypatch.setattr(episodes, "make_policy", broken)
+    args = ["rollout", "--policy", "random", "--tasks", "reach_plate", "--n-episodes", "2", "--max-steps", "5",
+            "--out", str(tmp_path), "--no-progress"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    assert "all 2 episodes crashed; no score is reported" in result.output and "action" in result.output
+    assert "Held-out +Soft" not in result.output
+
+
+def test_cli_exits_non_zero_on_some_crashes_unless_allowed(tmp_path, monkeypatch):
+    from bspatial.evaluation.rollout import episodes
+
+    real = episodes.make_policy
+
+    def sometimes(policy_spec, backend, instance, settings):
+        return (lambda observation: [0.0] * 7) if instance.task == "reach_tool" else real(policy_spec, backend, instance, settings)
+    monkeypatch.setattr(episodes, "make_policy", sometimes)
+    base = ["rollout", "--policy", "random", "--tasks", "reach_plate", "--tasks", "reach_tool", "--n-episodes", "1",
+            "--max-steps", "5", "--no-progress"]
+    refused = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "a")])
+    assert refused.exit_code == 1 and "1 of 2 episodes crashed" in refused.output and "--allow-errors" in refused.output
+    assert "Held-out +Soft" in refused.output       # the table is still printed, with the error counted
+    allowed = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "b"), "--allow-errors"])
+    assert allowed.exit_code == 0, allowed.output

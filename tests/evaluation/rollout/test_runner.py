@@ -38,7 +38,7 @@ def test_plan_follows_the_split_manifests():
     (dict(ir="sideways"), "ir must be one of oracle, predicted, none, got 'sideways'"),
     (dict(tasks=["reach_moon"]), "unknown task 'reach_moon'; known tasks for split 'held_out': reach_food_item"),
     (dict(tasks=["place_saucer"]), "has no held_out episodes"),
-    (dict(policy_spec="nonexistent/ckpt"), "policy must be one of"),
+    (dict(policy_spec="nonexistent/ckpt"), "policy 'nonexistent/ckpt' is not a behavior-spatial checkpoint"),
 ])
 def test_bad_input_refused_before_any_simulator(tmp_path, monkeypatch, kwargs, message):
     def no_sim(*args, **kw):
@@ -161,3 +161,42 @@ def test_threaded_inference_rollout_records_measured_latencies(tmp_path, tiny_ch
     assert json.loads((tmp_path / "rollout.json").read_text())["threaded"] is True
     with pytest.raises(ValueError, match="latency_steps must be 0, got 3"):
         run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path / "x", threaded=True, latency_steps=3)
+
+
+# --- the idle reference and loud failures (soft credit needs progress) -------------------------------------------
+
+
+def test_a_robot_that_never_moves_earns_no_soft_credit(tmp_path):
+    # Two episodes of every manipulation family (contact reach, soda base proximity, directional and container
+    # placement) at their full budgets: holding still commits to nothing and approaches nothing.
+    tasks = ["reach_plate", "reach_dice", "reach_soda_can", "place_carving_knife", "place_bowl_in_cabinet"]
+    summary = run_rollouts("hold", "held_out", tasks, tmp_path, n_episodes=2)
+    assert summary.errors == 0
+    results = load_results(tmp_path)
+    assert len(results) == 10
+    assert all(r["outcome"] == "none" and r["soft_credit"] is False for r in results), \
+        [(r["task"], r["detail"]) for r in results]
+    # In some of these the spawn is nearer the target than every distractor (the paper's closest-approach rule
+    # alone would credit them): the approach rule is what refuses them.
+    details = [r["detail"] for r in results]
+    assert set(details) == {"no_approach", "timeout"} and details.count("no_approach") >= 2, details
+
+
+def test_a_robot_that_never_moves_never_reaches_a_navigation_goal(tmp_path):
+    run_rollouts("hold", "navigation", ["move_to_bookcase", "move_to_bar"], tmp_path, n_episodes=1)
+    assert [r["outcome"] for r in load_results(tmp_path)] == ["none", "none"]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: None, "is not a behavior-spatial checkpoint (no such folder)"),
+    (lambda p: p.mkdir(), "is not a behavior-spatial checkpoint (no config.json in it)"),
+    (lambda p: (p.mkdir(), (p / "config.json").write_text('{"type": "act"}')), "model_type=None, expected 'bspatial_vla'"),
+    (lambda p: (p.mkdir(), (p / "config.json").write_text("[1, 2]")), "config.json is not a JSON object"),
+])
+def test_a_folder_that_is_not_our_checkpoint_is_refused_by_name(tmp_path, make, message):
+    folder = tmp_path / "lerobot_act"
+    make(folder)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as error:
+        run_rollouts(str(folder), "held_out", ["reach_plate"], tmp_path / "run")
+    assert "known policy specs: scripted, random, hold" in str(error.value)
+    assert not (tmp_path / "run").exists()
