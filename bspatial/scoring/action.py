@@ -20,7 +20,9 @@ Decisions this module makes where the paper is silent (each one is a named const
   reading of Table S4). Reach: the end-effectors' closest approach to the target must beat every
   distractor's *and* be a real approach: at most :data:`APPROACH_FRACTION` of the start distance and at
   least :data:`APPROACH_MIN_M` closer (``no_approach`` otherwise), so a robot that holds still earns none
-  even when it spawns nearest the target. Placement: the object must have been carried at least
+  even when it spawns nearest the target. Soda: the base's approach counts too, measured against the
+  0.70 m radius where its rule commits (half the way from the start to the radius;
+  ``base_approached_target``). Placement: the object must have been carried at least
   :data:`CARRY_MIN_M` from its start (``held_not_carried``; container: only in-footprint heights after it
   was carried count).
 * Soda: contact is checked first; otherwise the *final* base pose is tested. The candidate nearest to
@@ -73,7 +75,8 @@ class EpisodeOutcome:
         soft_credit: Table S4's additional soft credit; only ever True when outcome == "none".
         detail: Why, for logs and failure breakdowns. Reach: "contact_target",
             "contact_distractor", "base_proximity", "base_proximity_distractor",
-            "min_distance_closer_to_target", "no_approach", "timeout". Directional placement: "on_instructed_side",
+            "min_distance_closer_to_target", "base_approached_target" (soda), "no_approach", "timeout". Directional
+            placement: "on_instructed_side",
             "on_opposite_side", "on_ref", "no_side", "floor_drop", "off_countertop", "held_on_side",
             "held_not_on_side", "held_not_carried", "timeout". Container placement: "in_instructed_compartment",
             "wrong_compartment", "floor_drop", "peak_in_band", "overshoot", "below_band",
@@ -130,18 +133,34 @@ def _start_eef_distance(trace: EpisodeTrace, k: int) -> float:
     return float(np.linalg.norm(trace.eef_positions[0] - trace.candidate_positions[0, k], axis=-1).min())
 
 
+def _approached(start: float, closest: float, commit_at: float = 0.0) -> bool:
+    """A real approach: the closest distance covers at least :data:`APPROACH_FRACTION` of the way from the start
+    to where the family's rule commits (contact: 0; soda base: its proximity radius), and >= APPROACH_MIN_M."""
+    gap = start - commit_at
+    return gap > 0 and start - closest >= max(APPROACH_MIN_M, APPROACH_FRACTION * gap)
+
+
 def _min_distance_soft(trace: EpisodeTrace) -> EpisodeOutcome:
     """Table S4 reach soft credit: the closest approach to the target beats every distractor's, and it is a
-    real approach from the start (:data:`APPROACH_FRACTION`, :data:`APPROACH_MIN_M`)."""
+    real approach from the start (:func:`_approached`)."""
     distances = _min_eef_distances(trace)
     target = distances[trace.instructed_candidate]
     distractors = np.delete(distances, trace.instructed_candidate)
     if not bool(np.all(target < distractors)):
         return _none("timeout")
-    start = _start_eef_distance(trace, trace.instructed_candidate)
-    if target > APPROACH_FRACTION * start or start - target < APPROACH_MIN_M:
+    if not _approached(_start_eef_distance(trace, trace.instructed_candidate), float(target)):
         return _none("no_approach")
     return _none("min_distance_closer_to_target", soft=True)
+
+
+def _base_approach_soft(trace: EpisodeTrace) -> bool:
+    """Soda: the base's closest (planar) approach is to the instructed can and covers half the way from the
+    start to the proximity radius where its rule would commit."""
+    distances = np.linalg.norm(trace.candidate_positions[:, :, :2] - trace.base_poses[:, None, :2], axis=-1)
+    closest = distances.min(axis=0)
+    k = trace.instructed_candidate
+    return bool(np.all(closest[k] < np.delete(closest, k))) and _approached(
+        float(distances[0, k]), float(closest[k]), SODA_BASE_PROXIMITY_M)
 
 
 def _reach(trace: EpisodeTrace) -> EpisodeOutcome:
@@ -161,7 +180,13 @@ def _base_proximity_outcome(trace: EpisodeTrace) -> EpisodeOutcome | None:
 
 
 def _reach_base_proximity(trace: EpisodeTrace) -> EpisodeOutcome:
-    return _contact_outcome(trace) or _base_proximity_outcome(trace) or _min_distance_soft(trace)
+    committed = _contact_outcome(trace) or _base_proximity_outcome(trace)
+    if committed is not None:
+        return committed
+    by_hand = _min_distance_soft(trace)
+    if by_hand.soft_credit or not _base_approach_soft(trace):
+        return by_hand
+    return _none("base_approached_target", soft=True)
 
 
 def _side_sign(trace: EpisodeTrace, xy: np.ndarray) -> float:

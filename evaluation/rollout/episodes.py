@@ -100,7 +100,7 @@ def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Pa
     try:
         instance, spawn = load_instance(backend, episode, condition)
         instruction = instance.instruction
-        policy = make_policy(policy_spec, backend, instance, settings)
+        policy = make_policy(policy_spec, backend, instance, settings, training_variant=episode.training_variant)
         steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
         trace_split = TRACE_SPLIT[episode.split]
         # A no-intervention episode has nothing to decide early: it runs its whole budget.

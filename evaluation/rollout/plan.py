@@ -28,6 +28,8 @@ class EpisodeSpec:
     seed: int
     split: str
     index: int
+    training_variant: str = ""
+    """The manifest's training variant of this scene (prompt probe) or the one this variant reverses (held-out)."""
 
     @property
     def key(self) -> str:
@@ -117,4 +119,4 @@ def plan_episodes(split: str, tasks: Sequence[str] | None = None, n_episodes: in
         raise ValueError(f"n_episodes must be an int >= 1, got {n_episodes!r}")
     names = resolve_tasks(split, tasks)
     entries = split_episodes(split, names, seed=build_seed, limit=n_episodes) if names else []
-    return [EpisodeSpec(e.task, e.variant, e.seed, e.split, e.index) for e in entries]
+    return [EpisodeSpec(e.task, e.variant, e.seed, e.split, e.index, e.training_variant) for e in entries]

@@ -20,7 +20,10 @@ from bspatial.evaluation.rollout.plan import RunSettings
 from bspatial.sim.backend import SimBackend
 
 
-POLICY_KINDS: tuple[str, ...] = ("scripted", "random", "hold")
+REFERENCE_BEHAVIOURS: tuple[str, ...] = ("scripted-wrong", "scripted-memorizer", "scripted-stops-short")
+"""Expert-built references of the action metrics (:mod:`bspatial.tasks.experts.references`; manipulation only):
+a distractor pursued, the training layout's target pursued, the instructed target approached without committing."""
+POLICY_KINDS: tuple[str, ...] = ("scripted", "random", "hold", *REFERENCE_BEHAVIOURS)
 """Built-in policies (``hold``: the robot never moves, the lower reference of the soft rules); any other spec
 must be a BSpatialVLA checkpoint folder."""
 CHECKPOINT_MODEL_TYPE = "bspatial_vla"
@@ -224,10 +227,12 @@ class EpisodePredictor:
         return self.predictor.infer(inputs)
 
 
-def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSettings = RunSettings()):
+def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSettings = RunSettings(), *,
+                training_variant: str = ""):
     """The per-step policy for one episode (``instance`` already loaded into ``backend``, the world reset).
 
-    ``settings.ir`` (:class:`~bspatial.evaluation.rollout.ir.IRSettings`, default no IR) conditions IR checkpoints.
+    ``settings.ir`` (:class:`~bspatial.evaluation.rollout.ir.IRSettings`, default no IR) conditions IR checkpoints;
+    ``training_variant`` (the manifest's) is what ``scripted-memorizer`` pursues.
     """
     from bspatial.evaluation.rollout.ir import NO_IR, make_conditioner
 
@@ -246,6 +251,8 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
         return make_expert(backend, instance)
     if policy_spec == "random":
         return RandomPolicy(np.random.default_rng(episode_seed))
+    if policy_spec in REFERENCE_BEHAVIOURS:
+        return _reference_behaviour(policy_spec, backend, instance, np.random.default_rng(episode_seed), training_variant)
     from bspatial.evaluation.rollout.controller import ChunkedPolicy
 
     if policy_spec not in _PREDICTORS:
@@ -260,3 +267,15 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     return ChunkedPolicy(EpisodePredictor(predictor, backend, conditioner), backend.hold_action(),
                          latency_steps=settings.latency_steps, threaded=settings.threaded,
                          horizon=predictor.horizon, action_dim=predictor.action_dim)
+
+
+def _reference_behaviour(policy_spec: str, backend: SimBackend, instance, rng: np.random.Generator,
+                         training_variant: str):
+    from bspatial.tasks.experts import make_expert
+    from bspatial.tasks.experts.references import StopsShort, memorized_instance, wrong_target_instance
+
+    if policy_spec == "scripted-stops-short":
+        return StopsShort(backend, instance, make_expert(backend, instance))
+    pursued = (wrong_target_instance(instance, rng) if policy_spec == "scripted-wrong"
+               else memorized_instance(instance, training_variant))
+    return make_expert(backend, pursued)

@@ -35,7 +35,7 @@ from typing import Any, Sequence
 from bspatial.common.files import atomic_write_text
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one
 from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, EpisodeSpec, RunSettings, plan_episodes, resolve_tasks
-from bspatial.evaluation.rollout.policies import check_policy_spec, resolve_ir
+from bspatial.evaluation.rollout.policies import REFERENCE_BEHAVIOURS, check_policy_spec, resolve_ir
 from bspatial.sim.process import close_process_backends, process_backend
 
 logger = logging.getLogger(__name__)
@@ -138,6 +138,9 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
             "no_intervention" (manipulation splits only).
     """
     policy_spec = check_policy_spec(policy_spec)
+    if policy_spec in REFERENCE_BEHAVIOURS and split == "navigation":
+        raise ValueError(f"policy {policy_spec!r} is a manipulation reference (a distractor, a memorized target, a "
+                         "stop before committing); navigation has none: use scripted, random or hold")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers!r}")
     if max_steps is not None and max_steps < 1:

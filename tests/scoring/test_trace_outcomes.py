@@ -395,3 +395,15 @@ def test_from_dict_rejects_unknown_keys_and_versions():
         EpisodeTrace.from_dict({**data, "succes": True})
     with pytest.raises(ValueError, match="schema_version must be 1, got 99"):
         EpisodeTrace.from_dict({**data, "schema_version": 99})
+
+
+def test_soda_base_approach_counts_half_the_way_to_the_proximity_radius():
+    # The base drives from 1.6 m to 0.9 m of the instructed can (outside the 0.70 m radius: no commitment);
+    # the parked arm does not approach. Half the way from 1.6 to 0.70 is 1.15 m: credited.
+    arm = [[0, 0, 1]] * 3
+    base = np.array([[0.4, 0.0, 0.0], [0.8, 0.0, 0.0], [1.1, 0.0, 0.0]])
+    trace = reach_trace(arm, CANS, task="reach_soda_can", base=base)
+    assert label(trace) == ("none", True, "base_approached_target")
+    # 1.6 m -> 1.2 m: closer, but not half the way to the radius.
+    short = reach_trace(arm, CANS, task="reach_soda_can", base=np.array([[0.4, 0, 0], [0.6, 0, 0], [0.8, 0, 0.0]]))
+    assert label(short)[2] == "no_approach"

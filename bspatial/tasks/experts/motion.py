@@ -74,6 +74,11 @@ class ScriptedExpert:
                 self._last = self.sim.hold_action()
         return self._last
 
+    @property
+    def last_action(self) -> np.ndarray | None:
+        """The action returned at the latest step (None before the first)."""
+        return None if self._last is None else self._last.copy()
+
     def script(self) -> Iterator[np.ndarray]:
         raise NotImplementedError
 

@@ -59,8 +59,8 @@ def test_cli_exits_non_zero_on_some_crashes_unless_allowed(tmp_path, monkeypatch
 
     real = episodes.make_policy
 
-    def sometimes(policy_spec, backend, instance, settings):
-        return (lambda observation: [0.0] * 7) if instance.task == "reach_tool" else real(policy_spec, backend, instance, settings)
+    def sometimes(policy_spec, backend, instance, settings, **kwargs):
+        return (lambda observation: [0.0] * 7) if instance.task == "reach_tool" else real(policy_spec, backend, instance, settings, **kwargs)
     monkeypatch.setattr(episodes, "make_policy", sometimes)
     base = ["rollout", "--policy", "random", "--tasks", "reach_plate", "--tasks", "reach_tool", "--n-episodes", "1",
             "--max-steps", "5", "--no-progress"]

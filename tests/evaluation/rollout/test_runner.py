@@ -100,10 +100,10 @@ def test_killed_run_resumes_without_duplicates_or_losses(tmp_path, monkeypatch):
 def test_wrong_action_shape_records_an_error_and_the_run_goes_on(tmp_path, monkeypatch):
     real = episodes.make_policy
 
-    def broken(policy_spec, backend, instance, settings):
+    def broken(policy_spec, backend, instance, settings, **kwargs):
         if instance.task == "reach_plate":
             return lambda obs: np.zeros(7)
-        return real(policy_spec, backend, instance, settings)
+        return real(policy_spec, backend, instance, settings, **kwargs)
 
     monkeypatch.setattr(episodes, "make_policy", broken)
     summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, n_episodes=1, max_steps=5)

@@ -1,0 +1,120 @@
+"""Reference behaviours built from the scripted experts: what the action metrics must tell apart.
+
+Each is the privileged expert pursuing a deliberately chosen goal, scored against the real instruction:
+
+* :func:`wrong_target_instance`: the expert's instance with another candidate as its target (reach), the
+  goal mirrored to the opposite side of the reference (directional placement), or another layer
+  (container placement). Scored against the instruction it is a wrong-target commitment.
+* :func:`memorized_instance`: the instance of the variant the scene's training demonstration was recorded
+  with (what a policy that ignores the instruction does on a prompt probe or a reversed held-out variant).
+* :class:`StopsShort`: the instructed expert, frozen just before it commits: the hand near the target but
+  not touching it (reach; soda: the base outside the proximity radius), the object carried over its goal
+  but not released (placement). Target-consistent progress without completion: soft credit, no strict.
+
+The episode loop scores the *instructed* instance; only the policy sees the changed one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from bspatial.catalog.schema import ACTION_SLICES
+from bspatial.catalog.thresholds import SODA_BASE_PROXIMITY_M
+from bspatial.sim.backend import SimBackend
+from bspatial.tasks.base import TaskInstance
+from bspatial.tasks.experts.motion import ScriptedExpert
+from bspatial.world.relations import box_distance
+
+STOP_SHORT_SURFACE_M = 0.05
+"""Stops-short reach: freeze once an end-effector is this close to the target's box (before the push)."""
+STOP_SHORT_BASE_MARGIN_M = 0.10
+"""Stops-short soda: freeze once the base is this much outside the 0.70 m proximity radius of any can. Where a
+distractor stands near the target's approach, the stop comes before half the way and earns no soft credit."""
+STOP_SHORT_GOAL_XY_M = 0.05
+"""Stops-short directional placement: freeze (object still held) once it is this close (xy) to the goal."""
+
+
+def wrong_target_instance(instance: TaskInstance, rng: np.random.Generator) -> TaskInstance:
+    """``instance`` with the expert's goal moved to a non-instructed candidate or location (see the module doc).
+
+    Raises:
+        ValueError: the family has no wrong target (navigation), or the task has a single candidate.
+    """
+    if instance.family in ("reach", "reach_base_proximity"):
+        others = [c for c in instance.candidates if c != instance.target]
+        if not others:
+            raise ValueError(f"task {instance.task!r}: no distractor to misdirect the expert to")
+        return dataclasses.replace(instance, target=others[int(rng.integers(len(others)))])
+    if instance.countertop is not None:
+        geo = instance.countertop
+        goal = np.asarray(instance.placement.goal_point, float)
+        offset = float(np.dot(goal[:2] - geo.reference_center, geo.right_axis))
+        mirrored = goal.copy()
+        mirrored[:2] -= 2 * offset * np.asarray(geo.right_axis, float)
+        return dataclasses.replace(instance, placement=dataclasses.replace(instance.placement, goal_point=mirrored))
+    if instance.container is not None:
+        tops = instance.measurements["layer_tops"]
+        layer = int(instance.placement.layer)
+        # The nearest other layer the task instructs (its variants are the layers the robot can reach).
+        from bspatial.catalog.tasks import get_task
+
+        layers = sorted((int(v) for v in get_task(instance.task).variants if int(v) != layer),
+                        key=lambda v: (abs(v - layer), v))
+        other = layers[0]
+        goal = np.asarray(instance.placement.goal_point, float).copy()
+        goal[2] = tops[other - 1]
+        return dataclasses.replace(instance, placement=dataclasses.replace(instance.placement, goal_point=goal,
+                                                                           layer=other))
+    raise ValueError(f"task {instance.task!r} ({instance.family}) has no wrong-target reference")
+
+
+def memorized_instance(instance: TaskInstance, training_variant: str) -> TaskInstance:
+    """The instance of ``training_variant`` on ``instance``'s scene seed (the demonstrated target / goal)."""
+    from bspatial.tasks.registry import sample_instance
+
+    if not training_variant:
+        raise ValueError(f"task {instance.task!r} seed {instance.seed}: no training variant to memorize")
+    return sample_instance(instance.task, training_variant, instance.seed)
+
+
+class StopsShort:
+    """The instructed expert, frozen (its last command held) at the last moment before it would commit."""
+
+    def __init__(self, backend: SimBackend, instance: TaskInstance, expert: ScriptedExpert) -> None:
+        self.backend, self.instance, self.expert = backend, instance, expert
+        self.frozen: np.ndarray | None = None
+
+    def __call__(self, observation) -> np.ndarray:
+        if self.frozen is None and self._about_to_commit(observation):
+            last = self.expert.last_action
+            self.frozen = self.backend.hold_action() if last is None else last
+            self.frozen[ACTION_SLICES["base"]] = 0.0   # stand still where the approach got to
+        return self.frozen.copy() if self.frozen is not None else self.expert(observation)
+
+    def _about_to_commit(self, observation) -> bool:
+        instance, state = self.instance, observation.state
+        if instance.family in ("reach", "reach_base_proximity"):
+            box = self.backend.object_bbox(instance.target)
+            near = min(box_distance(state.eef_pos[side], box.center, 2 * box.half_extents, box.rotation)
+                       for side in state.eef_pos)
+            if near <= STOP_SHORT_SURFACE_M:
+                return True
+            if instance.family == "reach_base_proximity":
+                # The soda rule commits on the can nearest the final base within 0.70 m, whichever it is:
+                # stop before the base gets that near any can.
+                cans = [self.backend.object_pose(c).position[:2] for c in instance.candidates]
+                nearest = min(float(np.linalg.norm(state.base_pose[:2] - can)) for can in cans)
+                return nearest <= SODA_BASE_PROXIMITY_M + STOP_SHORT_BASE_MARGIN_M
+            return False
+        held = any(name == instance.manipulated for name in state.grasped.values())
+        if not held:
+            return False
+        position = self.backend.object_pose(instance.manipulated).position
+        if instance.countertop is not None:
+            goal = np.asarray(instance.placement.goal_point, float)
+            return float(np.linalg.norm(position[:2] - goal[:2])) <= STOP_SHORT_GOAL_XY_M
+        from bspatial.scoring.geometry import points_in_polygon
+
+        return bool(points_in_polygon(position[:2], instance.container.footprint)[0])

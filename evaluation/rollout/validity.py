@@ -1,0 +1,92 @@
+"""The action metrics' validity check: reference policies whose rates must land where their behaviour says.
+
+A metric that a robot holding still can pass, or that cannot tell a wrong target from a stop short of the
+right one, does not mean what it says. Each reference policy (a ``bspatial rollout --policy`` spec) has a
+band per rate; :func:`ladder_rows` scores a run of the ladder and says, row by row, whether it is in band.
+``benchmarks/ladder.py`` runs it on the held-out and prompt-probe manifests.
+
+Example:
+    >>> in_band("hold", "held_out", {"strict": 0.0, "soft": 1.5, "wrong": 0.0})
+    True
+    >>> in_band("scripted-stops-short", "prompt_probe", {"strict": 0.0, "soft": 40.0, "wrong": 0.0})
+    False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bspatial.scoring.action import action_rates
+
+Band = tuple[float, float]
+_ANY: Band = (0.0, 100.0)
+
+REFERENCE_BANDS: dict[str, dict[str, dict[str, Band]]] = {
+    # policy -> split ("*" = every manipulation split) -> rate -> [low, high] percent (point estimates).
+    "hold": {"*": {"strict": (0.0, 0.0), "soft": (0.0, 2.0), "wrong": (0.0, 0.0)}},
+    "random": {"*": {"strict": (0.0, 5.0), "soft": (0.0, 10.0), "wrong": (0.0, 10.0)}},
+    "scripted": {"*": {"strict": (95.0, 100.0), "soft": (95.0, 100.0), "wrong": (0.0, 5.0)}},
+    "scripted-wrong": {"*": {"strict": (0.0, 5.0), "soft": (0.0, 10.0), "wrong": (90.0, 100.0)}},
+    "scripted-memorizer": {"prompt_probe": {"strict": (0.0, 5.0), "wrong": (90.0, 100.0)},
+                           "held_out": {"strict": (0.0, 10.0), "wrong": (70.0, 100.0)}},
+    "scripted-stops-short": {"*": {"strict": (0.0, 5.0), "soft": (90.0, 100.0), "wrong": (0.0, 5.0)}},
+}
+"""Issue 13's ladder: never moves (strict 0, +Soft ~0), random (near 0), the oracle (strict >= 95), a distractor
+pursued (wrong ~100), the training layout's target pursued (probe wrong ~100, held-out wrong high), the
+instructed target approached without committing (+Soft ~100, strict 0)."""
+RATES = ("strict", "soft", "wrong")
+
+
+def band(policy: str, split: str, rate: str) -> Band:
+    """The band of ``rate`` for ``policy`` on ``split`` (the whole range where the ladder sets none)."""
+    bands = REFERENCE_BANDS.get(policy, {})
+    return bands.get(split, bands.get("*", {})).get(rate, _ANY)
+
+
+def in_band(policy: str, split: str, rates: Mapping[str, float]) -> bool:
+    """Whether every rate of a (policy, split) run lies in its band."""
+    return all(band(policy, split, r)[0] <= rates[r] <= band(policy, split, r)[1] for r in RATES)
+
+
+def ladder_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (policy, split) of the episode records: n, each rate with its Wilson interval, in-band flags.
+
+    Crashed and not-applicable episodes are left out of the rates and counted in ``errors``.
+    """
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        groups.setdefault((r["policy"], r["split"]), []).append(r)
+    rows = []
+    for (policy, split), group in sorted(groups.items(), key=lambda kv: (list(REFERENCE_BANDS).index(kv[0][0])
+                                                                         if kv[0][0] in REFERENCE_BANDS else 99, kv[0])):
+        scored = [r for r in group if r["status"] not in ("error", "not_applicable")]
+        row: dict[str, Any] = {"policy": policy, "split": split, "n": len(scored),
+                               "errors": sum(r["status"] == "error" for r in group)}
+        if scored:
+            rates = action_rates([r["outcome"] for r in scored], [r["task"] for r in scored],
+                                 soft_credit=[bool(r["soft_credit"]) for r in scored])
+            for name in RATES:
+                value = getattr(rates, name)
+                row[name] = value.rate
+                row[f"{name}_ci"] = (value.low, value.high)
+            row["in_band"] = in_band(policy, split, row)
+        rows.append(row)
+    return rows
+
+
+def ladder_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The ladder as a Markdown table: each rate with its 95% Wilson interval and its band."""
+    lines = ["| policy | split | n | strict % | +Soft % | wrong % | in band |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        cells = []
+        for name in RATES:
+            if name not in row:
+                cells.append("-")
+                continue
+            low, high = band(row["policy"], row["split"], name)
+            ci = row[f"{name}_ci"]
+            cells.append(f"{row[name]:.1f} [{ci[0]:.1f}, {ci[1]:.1f}] (band {low:g}-{high:g})")
+        flag = "yes" if row.get("in_band") else "NO"
+        lines.append(f"| {row['policy']} | {row['split']} | {row['n']} | " + " | ".join(cells) + f" | {flag} |")
+    return "\n".join(lines)
