@@ -25,14 +25,16 @@ _ANY: Band = (0.0, 100.0)
 REFERENCE_BANDS: dict[str, dict[str, dict[str, Band]]] = {
     # policy -> split ("*" = every manipulation split) -> rate -> [low, high] percent (point estimates).
     "hold": {"*": {"strict": (0.0, 0.0), "soft": (0.0, 2.0), "wrong": (0.0, 0.0)}},
-    "random": {"*": {"strict": (0.0, 5.0), "soft": (0.0, 10.0), "wrong": (0.0, 10.0)}},
+    # A random arm sweeping over a table of candidates touches one now and then, and the first contact decides
+    # (Table S4): its commitments split over the candidates at chance (strict : wrong ~ 1 : K-1). Near 0, not 0.
+    "random": {"*": {"strict": (0.0, 10.0), "soft": (0.0, 25.0), "wrong": (0.0, 35.0)}},
     "scripted": {"*": {"strict": (95.0, 100.0), "soft": (95.0, 100.0), "wrong": (0.0, 5.0)}},
     "scripted-wrong": {"*": {"strict": (0.0, 5.0), "soft": (0.0, 10.0), "wrong": (90.0, 100.0)}},
     "scripted-memorizer": {"prompt_probe": {"strict": (0.0, 5.0), "wrong": (90.0, 100.0)},
                            "held_out": {"strict": (0.0, 10.0), "wrong": (70.0, 100.0)}},
     "scripted-stops-short": {"*": {"strict": (0.0, 5.0), "soft": (90.0, 100.0), "wrong": (0.0, 5.0)}},
 }
-"""Issue 13's ladder: never moves (strict 0, +Soft ~0), random (near 0), the oracle (strict >= 95), a distractor
+"""Issue 13's ladder: never moves (strict 0, +Soft ~0), random (near 0, at chance), the oracle (strict >= 95), a distractor
 pursued (wrong ~100), the training layout's target pursued (probe wrong ~100, held-out wrong high), the
 instructed target approached without committing (+Soft ~100, strict 0)."""
 RATES = ("strict", "soft", "wrong")

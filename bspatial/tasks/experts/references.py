@@ -5,8 +5,8 @@ Each is the privileged expert pursuing a deliberately chosen goal, scored agains
 * :func:`wrong_target_instance`: the expert's instance with another candidate as its target (reach), the
   goal mirrored to the opposite side of the reference (directional placement), or another layer
   (container placement). Scored against the instruction it is a wrong-target commitment.
-* :func:`memorized_instance`: the instance of the variant the scene's training demonstration was recorded
-  with (what a policy that ignores the instruction does on a prompt probe or a reversed held-out variant).
+* :func:`memorized_instance`: the goal that the scene's training variant names on this very scene (what a
+  policy that ignores the instruction does on a prompt probe or a reversed held-out variant).
 * :class:`StopsShort`: the instructed expert, frozen just before it commits: the hand near the target but
   not touching it (reach; soda: the base outside the proximity radius), the object carried over its goal
   but not released (placement). Target-consistent progress without completion: soft credit, no strict.
@@ -25,7 +25,8 @@ from bspatial.catalog.thresholds import SODA_BASE_PROXIMITY_M
 from bspatial.sim.backend import SimBackend
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.experts.motion import ScriptedExpert
-from bspatial.world.relations import box_distance
+from bspatial.tasks.manipulation.common import split_variant
+from bspatial.world.relations import box_distance, pick_by_rank
 
 STOP_SHORT_SURFACE_M = 0.05
 """Stops-short reach: freeze once an end-effector is this close to the target's box (before the push)."""
@@ -55,28 +56,75 @@ def wrong_target_instance(instance: TaskInstance, rng: np.random.Generator) -> T
         mirrored[:2] -= 2 * offset * np.asarray(geo.right_axis, float)
         return dataclasses.replace(instance, placement=dataclasses.replace(instance.placement, goal_point=mirrored))
     if instance.container is not None:
-        tops = instance.measurements["layer_tops"]
         layer = int(instance.placement.layer)
         # The nearest other layer the task instructs (its variants are the layers the robot can reach).
         from bspatial.catalog.tasks import get_task
 
         layers = sorted((int(v) for v in get_task(instance.task).variants if int(v) != layer),
                         key=lambda v: (abs(v - layer), v))
-        other = layers[0]
-        goal = np.asarray(instance.placement.goal_point, float).copy()
-        goal[2] = tops[other - 1]
-        return dataclasses.replace(instance, placement=dataclasses.replace(instance.placement, goal_point=goal,
-                                                                           layer=other))
+        return _goal_in_layer(instance, layers[0])
     raise ValueError(f"task {instance.task!r} ({instance.family}) has no wrong-target reference")
 
 
 def memorized_instance(instance: TaskInstance, training_variant: str) -> TaskInstance:
-    """The instance of ``training_variant`` on ``instance``'s scene seed (the demonstrated target / goal)."""
-    from bspatial.tasks.registry import sample_instance
+    """``instance`` with the expert's goal set to what ``training_variant`` names *on this scene*: the target
+    (reach) or goal (placement) a policy that ignores the instruction would pursue.
 
+    Computed from the instance's own measurements with the same rules the generators use (size and distance
+    ranks, left-to-right order, grid cells), so it holds on a held-out scene as on a prompt probe's training
+    scene. A training variant equal to the instruction's returns ``instance`` unchanged.
+
+    A training variant measured against another reference (a prompt probe may change it) is sampled on the
+    same seed, whose scene must be this one.
+
+    Raises:
+        ValueError: no training variant, or one measured against another reference on a different scene.
+    """
     if not training_variant:
         raise ValueError(f"task {instance.task!r} seed {instance.seed}: no training variant to memorize")
-    return sample_instance(instance.task, training_variant, instance.seed)
+    if training_variant == instance.variant:
+        return instance
+    relation, reference = split_variant(training_variant)
+    if reference and reference != split_variant(instance.variant)[1]:
+        return _trained_on_same_scene(instance, training_variant)
+    m = instance.measurements
+    if instance.family in ("reach", "reach_base_proximity"):
+        if "cell" in m:
+            target = next(name for name, cell in m["cell"].items() if cell == relation)
+        elif "projection_on_right_axis" in m:   # "leftness" = minus the robot-right projection
+            target, _ = pick_by_rank({n: -p for n, p in m["projection_on_right_axis"].items()}, relation)
+        else:
+            values = m.get("longest_dimension", m.get("distance_to_reference"))
+            target, _ = pick_by_rank(dict(values), relation)
+        return dataclasses.replace(instance, target=target)
+    if instance.countertop is not None:
+        same_side = relation == instance.countertop.instructed_side
+        return instance if same_side else wrong_target_instance(instance, np.random.default_rng(0))
+    if instance.container is not None:
+        return _goal_in_layer(instance, int(relation))
+    raise ValueError(f"task {instance.task!r} ({instance.family}) has no memorized target")
+
+
+def _trained_on_same_scene(instance: TaskInstance, training_variant: str) -> TaskInstance:
+    """A training variant measured against another reference: its own instance on the same seed, which must be
+    this very scene (prompt probes reuse training scenes byte for byte), gives the target and goal."""
+    import pickle
+
+    from bspatial.tasks.registry import sample_instance
+
+    trained = sample_instance(instance.task, training_variant, instance.seed)
+    if pickle.dumps(trained.scene) != pickle.dumps(instance.scene):
+        raise ValueError(f"task {instance.task!r} seed {instance.seed}: training variant {training_variant!r} measures "
+                         f"against another reference than {instance.variant!r} and its scene differs; its target "
+                         "cannot be measured on this scene")
+    return dataclasses.replace(instance, target=trained.target, placement=trained.placement)
+
+
+def _goal_in_layer(instance: TaskInstance, layer: int) -> TaskInstance:
+    """The instance with the expert's goal point (not the scoring geometry) on ``layer``'s floor."""
+    goal = np.asarray(instance.placement.goal_point, float).copy()
+    goal[2] = instance.measurements["layer_tops"][layer - 1]
+    return dataclasses.replace(instance, placement=dataclasses.replace(instance.placement, goal_point=goal, layer=layer))
 
 
 class StopsShort:

@@ -42,3 +42,17 @@ def test_stopping_short_of_a_soda_can_never_commits(tmp_path):
 def test_the_ladder_refuses_navigation_for_manipulation_references(tmp_path):
     with pytest.raises(ValueError, match="is a manipulation reference"):
         run_rollouts("scripted-wrong", "navigation", ["move_to_bar"], tmp_path)
+
+
+@pytest.mark.parametrize("task", ["reach_plate", "reach_dice", "reach_tool", "reach_hardback", "reach_soda_can"])
+def test_the_memorized_target_is_what_the_generator_names_on_the_training_scene(task):
+    # Prompt-probe scenes are the training scenes (byte-identical), so the generator's own target for the
+    # training variant is an independent answer for what the memorizer must pursue there.
+    from bspatial.construction.splits import split_episodes
+    from bspatial.tasks import sample_instance
+    from bspatial.tasks.experts.references import memorized_instance
+
+    for entry in split_episodes("prompt_probe", [task], limit=3):
+        probe = sample_instance(task, entry.variant, entry.seed)
+        trained = sample_instance(task, entry.training_variant, entry.seed)
+        assert memorized_instance(probe, entry.training_variant).target == trained.target != probe.target
