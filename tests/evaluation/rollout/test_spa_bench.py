@@ -93,3 +93,11 @@ def test_id_and_ood_rollouts_land_in_the_spa_bench_table_not_in_table4(tmp_path)
     assert "table4.md" not in written and "table_s11.md" not in written
     with pytest.raises(ValueError, match="has no spa_ood episodes"):
         run_rollouts("scripted", "spa_ood", ["place_bowl_in_cabinet"], tmp_path / "x")
+
+
+def test_no_intervention_keeps_its_meaning_for_the_idle_reference(tmp_path):
+    # Under the progress-requiring soft rules, holding still is still what no-intervention rewards (the condition
+    # exists for placement tasks: their goal can already hold).
+    run_rollouts("hold", "held_out", ["place_carving_knife", "place_bowl_in_cabinet"], tmp_path, n_episodes=1, max_steps=60,
+                 condition="no_intervention")
+    assert [(r["outcome"], r["detail"]) for r in load_results(tmp_path)] == [("correct", "goal_left_alone")] * 2
