@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from bspatial.common.files import atomic_write_text, publish_folder
+from bspatial.common.locks import run_folder_lock
 
 from .training_config import TINY_BACKBONE, TrainingConfig, get_preset
 from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, dataset_metadata, policy_dataset,
@@ -260,42 +261,49 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
     config = get_preset(preset, **({"max_steps": max_steps} if max_steps else {}), **overrides)
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    checkpoint = latest_checkpoint(out) if resume else None
-    if resume and checkpoint is None:
-        raise FileNotFoundError(f"resume=True but {str(out / CHECKPOINTS_DIR)!r} holds no complete checkpoint")
-    bf16 = config.mixed_precision == "bf16" and torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    # The sampler yields the global batch already split across processes, so the scheduler steps
-    # once per optimiser step (not once per process, Accelerate's default for unsplit batches).
-    accelerator = Accelerator(mixed_precision="bf16" if bf16 else "no", step_scheduler_with_optimizer=False,
-                              log_with=[_jsonl_tracker_class()(out / METRICS_FILE), *trackers])
-    model, processor, report = build_policy(config, dataset_metadata(dataset_root), init_expert_from)
-    dataset, tasks = build_dataset(dataset_root, config, chunk_size=model.config.chunk_size)
-    logger.info("preset %s on %d frames of %d episodes: %s", config.name, len(dataset), dataset.num_episodes, report)
-    dataset = policy_dataset(dataset, processor)
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.peak_lr,
-                                  betas=config.adam_betas, weight_decay=config.weight_decay)
-    scheduler = _lr_scheduler(optimizer, config)
-    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
-    start = 0
-    if checkpoint is not None:
-        accelerator.load_state(str(checkpoint))
-        start = json.loads((checkpoint / "step.json").read_text())["step"]
+    with run_folder_lock(out, f"train --preset {config.name}", name=_lock_name()):
+        checkpoint = latest_checkpoint(out) if resume else None
+        if resume and checkpoint is None:
+            raise FileNotFoundError(f"resume=True but {str(out / CHECKPOINTS_DIR)!r} holds no complete checkpoint")
+        bf16 = config.mixed_precision == "bf16" and torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        # The sampler yields the global batch already split across processes, so the scheduler steps
+        # once per optimiser step (not once per process, Accelerate's default for unsplit batches).
+        accelerator = Accelerator(mixed_precision="bf16" if bf16 else "no", step_scheduler_with_optimizer=False,
+                                  log_with=[_jsonl_tracker_class()(out / METRICS_FILE), *trackers])
+        model, processor, report = build_policy(config, dataset_metadata(dataset_root), init_expert_from)
+        dataset, tasks = build_dataset(dataset_root, config, chunk_size=model.config.chunk_size)
+        logger.info("preset %s on %d frames of %d episodes: %s", config.name, len(dataset), dataset.num_episodes, report)
+        dataset = policy_dataset(dataset, processor)
+        optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.peak_lr,
+                                      betas=config.adam_betas, weight_decay=config.weight_decay)
+        scheduler = _lr_scheduler(optimizer, config)
+        model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+        start = 0
+        if checkpoint is not None:
+            accelerator.load_state(str(checkpoint))
+            start = json.loads((checkpoint / "step.json").read_text())["step"]
+            if accelerator.is_main_process:
+                _truncate_metrics(out, start)
+            logger.info("resumed from %s at step %d", checkpoint, start)
         if accelerator.is_main_process:
-            _truncate_metrics(out, start)
-        logger.info("resumed from %s at step %d", checkpoint, start)
-    if accelerator.is_main_process:
-        (out / TRAINING_CONFIG_FILE).write_text(json.dumps(asdict(config), indent=2, default=list))
-    accelerator.init_trackers(config.name)
-    loader = _loader(dataset, tasks, processor, config, start, accelerator)
-    losses = _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out, processor)
-    last = start + len(losses)
-    pretrained = None
-    if export and last == config.max_steps and accelerator.is_main_process:
-        pretrained = out / PRETRAINED_DIR
-        _export_final(accelerator.unwrap_model(model), processor, out, last)
-    accelerator.end_training()
-    return TrainResult(out, pretrained, last, report.trainable, report.total, losses,
-                       model=accelerator.unwrap_model(model), processor=processor)
+            (out / TRAINING_CONFIG_FILE).write_text(json.dumps(asdict(config), indent=2, default=list))
+        accelerator.init_trackers(config.name)
+        loader = _loader(dataset, tasks, processor, config, start, accelerator)
+        losses = _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out, processor)
+        last = start + len(losses)
+        pretrained = None
+        if export and last == config.max_steps and accelerator.is_main_process:
+            pretrained = out / PRETRAINED_DIR
+            _export_final(accelerator.unwrap_model(model), processor, out, last)
+        accelerator.end_training()
+        return TrainResult(out, pretrained, last, report.trainable, report.total, losses,
+                           model=accelerator.unwrap_model(model), processor=processor)
+
+
+def _lock_name() -> str:
+    """One lock per process of a launch (``accelerate launch`` ranks share the folder; a second launch does not)."""
+    rank = os.environ.get("RANK", os.environ.get("LOCAL_RANK"))
+    return ".lock" if rank is None else f".lock.rank{rank}"
 
 
 def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accelerator):

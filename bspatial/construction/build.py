@@ -22,6 +22,7 @@ from pathlib import Path
 from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
 from bspatial.catalog.tasks import NAVIGATION_TASKS
 from bspatial.common.files import publish_folder, staging_folder
+from bspatial.common.locks import run_folder_lock
 from bspatial.construction.export import build_fingerprint, export_repos, quality_report
 from bspatial.construction.presets import Preset, PresetShortfall, get_preset
 from bspatial.construction.task_records import build_task_records
@@ -47,20 +48,21 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     preset = get_preset(preset)
     out = Path(out).resolve()
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise FileExistsError(f"out {str(out)!r} exists and is not empty; pass overwrite=True to replace it")
-    tmp = staging_folder(out)
-    try:
-        records = tmp / "records"
-        counts = _write_records(preset, seed, records, workers)
-        quality = quality_report(records)
-        fingerprint = build_fingerprint(preset, seed)
-        stage = tmp / "out"
-        export_repos(records, stage, tmp / "cache", counts, preset, seed, fingerprint, quality)
-        publish_folder(stage, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return {"vqa": out / "vqa", "ir": out / "ir"}
+    with run_folder_lock(out.parent, f"build --preset {preset.name}", name=f".{out.name}.lock"):
+        if out.exists() and any(out.iterdir()) and not overwrite:
+            raise FileExistsError(f"out {str(out)!r} exists and is not empty; pass overwrite=True to replace it")
+        tmp = staging_folder(out)
+        try:
+            records = tmp / "records"
+            counts = _write_records(preset, seed, records, workers)
+            quality = quality_report(records)
+            fingerprint = build_fingerprint(preset, seed)
+            stage = tmp / "out"
+            export_repos(records, stage, tmp / "cache", counts, preset, seed, fingerprint, quality)
+            publish_folder(stage, out)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return {"vqa": out / "vqa", "ir": out / "ir"}
 
 
 # ----------------------------------------------------------------------------- records

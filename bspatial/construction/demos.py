@@ -63,6 +63,7 @@ from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, CAMERAS, CONTROL_HZ, IR_TARGET_KEY, POLICY_IMAGE_SIZE,
                                      STATE_DIM, STATE_KEY, image_key)
 from bspatial.common.files import publish_folder, staging_folder
+from bspatial.common.locks import run_folder_lock
 from bspatial.scoring.ir_target import box_corners, ir_target_pixel
 
 logger = logging.getLogger(__name__)
@@ -461,19 +462,20 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
     default = task_names() if suite == "manipulation" else NAVIGATION_TASKS
     names = [get_task(t).name for t in (default if tasks is None else tasks)]
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{str(out)!r} exists; pass overwrite=True to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = staging_folder(out)
-    try:
-        root = tmp / "dataset"
-        counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld)
-        publish_folder(root, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    logger.info("demos: %d episodes, %d frames, %d rejected -> %s", counts["episodes"], counts["frames"],
-                counts["rejected"], out)
-    return out
+    with run_folder_lock(out.parent, f"demos --suite {suite}", name=f".{out.name}.lock"):
+        if out.exists() and not overwrite:
+            raise FileExistsError(f"{str(out)!r} exists; pass overwrite=True to replace it")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = staging_folder(out)
+        try:
+            root = tmp / "dataset"
+            counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld)
+            publish_folder(root, out)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        logger.info("demos: %d episodes, %d frames, %d rejected -> %s", counts["episodes"], counts["frames"],
+                    counts["rejected"], out)
+        return out
 
 
 def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, split: str,

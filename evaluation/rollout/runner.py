@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 
 from bspatial.common.files import atomic_write_text
+from bspatial.common.locks import run_folder_lock
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one
 from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, EpisodeSpec, RunSettings, plan_episodes, resolve_tasks
 from bspatial.evaluation.rollout.policies import REFERENCE_BEHAVIOURS, check_policy_spec, resolve_ir
@@ -155,19 +156,20 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         names, skipped_tasks = _scripted_tasks(names)
     plan = plan_episodes(split, names, n_episodes) if names else []
     out = Path(out)
-    (out / EPISODES_DIR).mkdir(parents=True, exist_ok=True)
-    _check_manifest(out, {"policy": policy_spec, "split": split, "split_build_seed": SPLIT_BUILD_SEED,
-                          "seed": seed, "max_steps": max_steps,
-                          "latency_steps": latency_steps, "threaded": threaded, **ir_settings.as_manifest(),
-                          "condition": condition})
-    todo = [e for e in plan if not result_path(out, e).exists()]
-    logger.info("rollout %s on %s: %d episodes planned, %d already done, %d to run", policy_spec, split,
-                len(plan), len(plan) - len(todo), len(todo))
-    settings = RunSettings(seed, max_steps, latency_steps, threaded, ir_settings, condition)
-    statuses = _run_todo(todo, policy_spec, out, settings, workers, progress)
-    crashed = [e for e, status in zip(todo, statuses) if status == "error"]
-    first_error = json.loads(result_path(out, crashed[0]).read_text())["message"] if crashed else None
-    return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo), len(crashed), skipped_tasks, first_error)
+    with run_folder_lock(out, f"rollout --policy {policy_spec} --split {split}"):
+        (out / EPISODES_DIR).mkdir(parents=True, exist_ok=True)
+        _check_manifest(out, {"policy": policy_spec, "split": split, "split_build_seed": SPLIT_BUILD_SEED,
+                              "seed": seed, "max_steps": max_steps,
+                              "latency_steps": latency_steps, "threaded": threaded, **ir_settings.as_manifest(),
+                              "condition": condition})
+        todo = [e for e in plan if not result_path(out, e).exists()]
+        logger.info("rollout %s on %s: %d episodes planned, %d already done, %d to run", policy_spec, split,
+                    len(plan), len(plan) - len(todo), len(todo))
+        settings = RunSettings(seed, max_steps, latency_steps, threaded, ir_settings, condition)
+        statuses = _run_todo(todo, policy_spec, out, settings, workers, progress)
+        crashed = [e for e, status in zip(todo, statuses) if status == "error"]
+        first_error = json.loads(result_path(out, crashed[0]).read_text())["message"] if crashed else None
+        return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo), len(crashed), skipped_tasks, first_error)
 
 
 def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, settings: RunSettings, workers: int,

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from bspatial.common.files import atomic_write_text
+from bspatial.common.locks import run_folder_lock
 from bspatial.evaluation.vlm.run_files import (
     ERRORS_FILE,
     FINGERPRINT_FILE,
@@ -130,23 +131,25 @@ def run_suite(
     data_hash, keys = _scan(dataset, limit)
     fingerprint = _fingerprint(suite, data_hash, backend)
     folder = part_dir(out, suite, config)
-    folder.mkdir(parents=True, exist_ok=True)
-    _check_fingerprint(folder, fingerprint, source, config, split)
-    meta = {"suite": suite, "config": config, "data": source, "split": split, "model": backend.spec,
-            "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit}
     shard = _Shard.of_process()
-    done = shard.logged_keys(folder)
-    todo = [i for i, key in enumerate(keys) if key not in done]
-    logger.info("%s/%s: %d items, %d done, %d to run -> %s", suite, config, len(keys), len(keys) - len(todo), len(todo), folder)
-    if shard.world > 1:
-        return _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress, meta)
-    complete = False
-    try:
-        _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress)
-        complete = True
-    finally:
-        summary = write_summary(folder, meta, complete)
-    return summary
+    # Held for the whole run: the fingerprint check and the resume scan cannot interleave with another run's.
+    with run_folder_lock(folder, f"eval-vlm --model {backend.spec} --suite {suite} --config {config}",
+                         name=shard.lock_name()):
+        _check_fingerprint(folder, fingerprint, source, config, split)
+        meta = {"suite": suite, "config": config, "data": source, "split": split, "model": backend.spec,
+                "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit}
+        done = shard.logged_keys(folder)
+        todo = [i for i, key in enumerate(keys) if key not in done]
+        logger.info("%s/%s: %d items, %d done, %d to run -> %s", suite, config, len(keys), len(keys) - len(todo), len(todo), folder)
+        if shard.world > 1:
+            return _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress, meta)
+        complete = False
+        try:
+            _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress)
+            complete = True
+        finally:
+            summary = write_summary(folder, meta, complete)
+        return summary
 
 
 # --------------------------------------------------------------------------- data parallel
@@ -171,6 +174,10 @@ class _Shard:
         if world > 1 and not 0 <= rank < world:
             raise ValueError(f"RANK must be in [0, WORLD_SIZE={world}), got {rank}")
         return _Shard(rank, max(world, 1))
+
+    def lock_name(self) -> str:
+        """The run folder's lock: one per rank of a sharded run (the ranks share the folder), else one."""
+        return ".lock" if self.world == 1 else f".lock.rank{self.rank}"
 
     def files(self, folder: Path) -> tuple[Path, Path]:
         if self.world == 1:
