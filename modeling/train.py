@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from bspatial.common.files import atomic_write_text, publish_folder
-from bspatial.common.locks import run_folder_lock
+from bspatial.common.locks import process_lock_name, run_folder_lock
 
 from .training_config import TINY_BACKBONE, TrainingConfig, get_preset
 from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, dataset_metadata, policy_dataset,
@@ -261,7 +261,7 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
     config = get_preset(preset, **({"max_steps": max_steps} if max_steps else {}), **overrides)
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with run_folder_lock(out, f"train --preset {config.name}", name=_lock_name()):
+    with run_folder_lock(out, f"train --preset {config.name}", name=process_lock_name()):
         checkpoint = latest_checkpoint(out) if resume else None
         if resume and checkpoint is None:
             raise FileNotFoundError(f"resume=True but {str(out / CHECKPOINTS_DIR)!r} holds no complete checkpoint")
@@ -298,12 +298,6 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
         accelerator.end_training()
         return TrainResult(out, pretrained, last, report.trainable, report.total, losses,
                            model=accelerator.unwrap_model(model), processor=processor)
-
-
-def _lock_name() -> str:
-    """One lock per process of a launch (``accelerate launch`` ranks share the folder; a second launch does not)."""
-    rank = os.environ.get("RANK", os.environ.get("LOCAL_RANK"))
-    return ".lock" if rank is None else f".lock.rank{rank}"
 
 
 def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accelerator):

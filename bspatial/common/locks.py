@@ -30,6 +30,14 @@ from pathlib import Path
 LOCK_FILE = ".lock"
 
 
+def process_lock_name() -> str:
+    """The lock file of this process: one per rank when a launcher started several (``WORLD_SIZE`` > 1, as
+    ``accelerate launch`` / torchrun set it; the ranks share the run folder), else :data:`LOCK_FILE`."""
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return f"{LOCK_FILE}.rank{os.environ.get('RANK', '0')}"
+    return LOCK_FILE
+
+
 class RunFolderLocked(ValueError):
     """Another live process holds the run folder; the message names it (pid, command, start time)."""
 

@@ -64,7 +64,7 @@ from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, CAMERAS, CONTROL_HZ
                                      STATE_DIM, STATE_KEY, image_key)
 from bspatial.common.files import publish_folder, staging_folder
 from bspatial.common.locks import run_folder_lock
-from bspatial.scoring.ir_target import box_corners, ir_target_pixel
+from bspatial.scoring.ir_target import ir_target_pixel
 
 logger = logging.getLogger(__name__)
 
@@ -157,10 +157,6 @@ class RecordedEpisode:
         return out
 
 
-def _corners(bbox) -> np.ndarray:
-    return box_corners(bbox.center, bbox.half_extents, bbox.rotation)
-
-
 class _RecordingPolicy:
     """Wraps an expert: stores what each step observed and what the expert commanded."""
 
@@ -177,7 +173,7 @@ class _RecordingPolicy:
         ep.head_cameras.append((head.K, head.T_world_cam))
         ep.base_poses.append(np.asarray(observation.state.base_pose, np.float64).copy())
         if self.reach:
-            ep.reach_boxes.append(_corners(self.backend.object_bbox(ep.instance.target)))
+            ep.reach_boxes.append(self.backend.object_bbox(ep.instance.target).corners())
         return action
 
 
@@ -288,7 +284,7 @@ def record_episode(backend: SimBackend, instance, split: str = "train", *, prefi
     if result.outcome is None or result.outcome.outcome != "correct":
         return None, f"outcome {result.outcome.outcome if result.outcome else None} ({result.status})"
     if instance.manipulated is not None:
-        episode.final_box = _corners(backend.object_bbox(instance.manipulated))
+        episode.final_box = backend.object_bbox(instance.manipulated).corners()
     return episode, ""
 
 

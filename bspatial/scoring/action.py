@@ -107,11 +107,16 @@ def _none(detail: str, soft: bool = False) -> EpisodeOutcome:
 # --- geometry helpers (containment uses geometry.points_in_polygon, as the placement IR rule does) ---
 
 
-def _min_eef_distances(trace: EpisodeTrace) -> np.ndarray:
-    """(K,) minimum over steps and end-effectors of the eef-candidate distance."""
+def _eef_distances(trace: EpisodeTrace) -> np.ndarray:
+    """(T, K) distance from the nearer end-effector to each candidate, per step."""
     eef = trace.eef_positions[:, :, None, :]  # (T, E, 1, 3)
     candidates = trace.candidate_positions[:, None, :, :]  # (T, 1, K, 3)
-    return np.linalg.norm(eef - candidates, axis=-1).min(axis=(0, 1))
+    return np.linalg.norm(eef - candidates, axis=-1).min(axis=1)
+
+
+def _base_distances(trace: EpisodeTrace) -> np.ndarray:
+    """(T, K) planar distance from the base to each candidate, per step (soda)."""
+    return np.linalg.norm(trace.candidate_positions[:, :, :2] - trace.base_poses[:, None, :2], axis=-1)
 
 
 # --- family rules -------------------------------------------------------------------------------------
@@ -128,11 +133,6 @@ def _contact_outcome(trace: EpisodeTrace) -> EpisodeOutcome | None:
     return _strict("wrong", "contact_distractor")
 
 
-def _start_eef_distance(trace: EpisodeTrace, k: int) -> float:
-    """Distance from the nearer end-effector to candidate ``k`` at the episode's first step."""
-    return float(np.linalg.norm(trace.eef_positions[0] - trace.candidate_positions[0, k], axis=-1).min())
-
-
 def _approached(start: float, closest: float, commit_at: float = 0.0) -> bool:
     """A real approach: the closest distance covers at least :data:`APPROACH_FRACTION` of the way from the start
     to where the family's rule commits (contact: 0; soda base: its proximity radius), and >= APPROACH_MIN_M."""
@@ -143,12 +143,12 @@ def _approached(start: float, closest: float, commit_at: float = 0.0) -> bool:
 def _min_distance_soft(trace: EpisodeTrace) -> EpisodeOutcome:
     """Table S4 reach soft credit: the closest approach to the target beats every distractor's, and it is a
     real approach from the start (:func:`_approached`)."""
-    distances = _min_eef_distances(trace)
-    target = distances[trace.instructed_candidate]
-    distractors = np.delete(distances, trace.instructed_candidate)
-    if not bool(np.all(target < distractors)):
+    per_step = _eef_distances(trace)
+    distances = per_step.min(axis=0)
+    k = trace.instructed_candidate
+    if not bool(np.all(distances[k] < np.delete(distances, k))):
         return _none("timeout")
-    if not _approached(_start_eef_distance(trace, trace.instructed_candidate), float(target)):
+    if not _approached(float(per_step[0, k]), float(distances[k])):
         return _none("no_approach")
     return _none("min_distance_closer_to_target", soft=True)
 
@@ -156,7 +156,7 @@ def _min_distance_soft(trace: EpisodeTrace) -> EpisodeOutcome:
 def _base_approach_soft(trace: EpisodeTrace) -> bool:
     """Soda: the base's closest (planar) approach is to the instructed can and covers half the way from the
     start to the proximity radius where its rule would commit."""
-    distances = np.linalg.norm(trace.candidate_positions[:, :, :2] - trace.base_poses[:, None, :2], axis=-1)
+    distances = _base_distances(trace)
     closest = distances.min(axis=0)
     k = trace.instructed_candidate
     return bool(np.all(closest[k] < np.delete(closest, k))) and _approached(
@@ -169,8 +169,7 @@ def _reach(trace: EpisodeTrace) -> EpisodeOutcome:
 
 def _base_proximity_outcome(trace: EpisodeTrace) -> EpisodeOutcome | None:
     """Soda: the nearest can to the final base position, if within the proximity radius."""
-    base_xy = trace.base_poses[-1, :2]
-    distances = np.linalg.norm(trace.candidate_positions[-1, :, :2] - base_xy, axis=-1)
+    distances = _base_distances(trace)[-1]
     nearest = int(np.argmin(distances))
     if np.count_nonzero(distances == distances[nearest]) > 1 or distances[nearest] > SODA_BASE_PROXIMITY_M:
         return None

@@ -33,8 +33,8 @@ def box_corners(center, half_extents, rotation=None) -> np.ndarray:
     return local @ rot.T + np.asarray(center, dtype=np.float64)
 
 
-def _round_half_up(x: float) -> int:
-    # Appendix 13.3 "round": half up, not numpy's half-to-even.
+def round_half_up(x: float) -> int:
+    """Appendix 13.3's "round to the nearest pixel": half up, not numpy's half-to-even."""
     return int(np.floor(np.float64(x) + 0.5))
 
 
@@ -64,6 +64,6 @@ def ir_target_pixel(corners_world, K, T_world_cam, image_size: tuple[int, int],
     x0, x1 = np.clip([x0, x1], 0, width - 1)
     y0, y1 = np.clip([y0, y1], 0, height - 1)
     mid_x, mid_y = int(np.floor((x0 + x1) / 2)), int(np.floor((y0 + y1) / 2))  # integer midpoint
-    x = _round_half_up(mid_x * out_size / width)
-    y = _round_half_up(mid_y * out_size / height)
+    x = round_half_up(mid_x * out_size / width)
+    y = round_half_up(mid_y * out_size / height)
     return min(max(x, 0), out_size - 1), min(max(y, 0), out_size - 1)

@@ -25,6 +25,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_DIM
+from bspatial.scoring.ir_target import box_corners
 from bspatial.world.spec import SceneSpec
 
 StepStatus = Literal["ok", "sim_error"]
@@ -141,6 +142,10 @@ class BoundingBox:
     rotation: np.ndarray
     aabb_min: np.ndarray
     aabb_max: np.ndarray
+
+    def corners(self) -> np.ndarray:
+        """The 8 world corners (8, 3) of the oriented box (what the oracle IR target projects)."""
+        return box_corners(self.center, self.half_extents, self.rotation)
 
     @property
     def extents(self) -> np.ndarray:

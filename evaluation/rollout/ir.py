@@ -50,8 +50,8 @@ import numpy as np
 
 from bspatial.catalog.schema import POLICY_IMAGE_SIZE
 from bspatial.evaluation.vlm.backend_api import VLMBackend
-from bspatial.scoring.ir_target import box_corners, ir_target_pixel
-from bspatial.sim.backend import BoundingBox, SimBackend
+from bspatial.scoring.ir_target import box_corners, ir_target_pixel, round_half_up
+from bspatial.sim.backend import SimBackend
 from bspatial.tasks.base import TaskInstance
 
 logger = logging.getLogger(__name__)
@@ -101,15 +101,6 @@ def target_kind(instance) -> Literal["object", "placement"]:
     return "placement" if instance.manipulated is not None else "object"
 
 
-def _round_half_up(value: float) -> int:
-    # Appendix 13.3 "round to the nearest pixel"; half up like the oracle target rule (not numpy's half-even).
-    return int(np.floor(value + 0.5))
-
-
-def _corners(bbox: BoundingBox) -> np.ndarray:
-    return box_corners(bbox.center, bbox.half_extents, bbox.rotation)
-
-
 def destination_corners(backend: SimBackend, instance: TaskInstance) -> np.ndarray:
     """(8, 3) world corners of the manipulated object's box resting at ``instance.placement.goal_point``.
 
@@ -139,7 +130,7 @@ class OracleTarget:
 
     def corners(self) -> np.ndarray:
         """The world box whose projection is the target now (current object box, or the fixed goal box)."""
-        return self.fixed if self.fixed is not None else _corners(self.backend.object_bbox(self.instance.target))
+        return self.fixed if self.fixed is not None else self.backend.object_bbox(self.instance.target).corners()
 
     def __call__(self, frame) -> tuple[int, int] | None:
         return ir_target_pixel(self.corners(), frame.K, frame.T_world_cam, (frame.width, frame.height),
@@ -176,7 +167,7 @@ class PredictedTarget:
         if point is None:
             self.failed += 1
             return None
-        x, y = (min(max(_round_half_up(v), 0), POLICY_IMAGE_SIZE - 1) for v in point)
+        x, y = (min(max(round_half_up(v), 0), POLICY_IMAGE_SIZE - 1) for v in point)
         return x, y
 
 

@@ -2,9 +2,10 @@
 
 ``policy_spec`` is ``"scripted"`` (the privileged experts of :mod:`bspatial.tasks.experts`; navigation: the
 grid-A* expert), ``"random"`` (uniform joint targets and small base velocities, redrawn every
-:data:`RANDOM_HOLD_STEPS` steps, seeded per episode) or a checkpoint folder (model + processor driven
-through the Appendix 16.3 controller; IR checkpoints get their IR image from the run's IR source,
-:mod:`bspatial.evaluation.rollout.ir`).
+:data:`RANDOM_HOLD_STEPS` steps, seeded per episode), ``"hold"`` (never moves), one of
+:data:`REFERENCE_BEHAVIOURS` (:mod:`bspatial.tasks.experts.references`) or a checkpoint folder (model +
+processor driven through the Appendix 16.3 controller; IR checkpoints get their IR image from the run's IR
+source, :mod:`bspatial.evaluation.rollout.ir`).
 """
 
 from __future__ import annotations
@@ -244,10 +245,7 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
         hold = backend.hold_action()
         return lambda observation: hold.copy()
     if policy_spec == "scripted":
-        if instance.family == "navigation":
-            from bspatial.tasks.experts.navigation import NavigationExpert
-            return NavigationExpert(backend, instance)
-        from bspatial.tasks.experts import make_expert
+        from bspatial.tasks.experts import make_expert   # every family, navigation's grid-A* expert included
         return make_expert(backend, instance)
     if policy_spec == "random":
         return RandomPolicy(np.random.default_rng(episode_seed))

@@ -104,8 +104,7 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
     from bspatial.catalog.tasks import TASKS
     from bspatial.tasks.experts import EXPERTS
 
-    # Navigation tasks have the grid-A* navigation expert (bspatial.tasks.experts.navigation).
-    keep = [t for t in tasks if TASKS[t].family in EXPERTS or TASKS[t].is_navigation]
+    keep = [t for t in tasks if TASKS[t].family in EXPERTS]   # navigation's grid-A* expert is one of them
     skipped = [t for t in tasks if t not in keep]
     for t in skipped:
         logger.warning("scripted policy: skipping task %s: no expert for family %r (experts: %s)",

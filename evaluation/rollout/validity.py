@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bspatial.scoring.action import action_rates
+from bspatial.evaluation.rollout.tables import RATES, group_records, rates_of
 
 Band = tuple[float, float]
 _ANY: Band = (0.0, 100.0)
@@ -37,7 +37,6 @@ REFERENCE_BANDS: dict[str, dict[str, dict[str, Band]]] = {
 """Issue 13's ladder: never moves (strict 0, +Soft ~0), random (near 0, at chance), the oracle (strict >= 95), a distractor
 pursued (wrong ~100), the training layout's target pursued (probe wrong ~100, held-out wrong high), the
 instructed target approached without committing (+Soft ~100, strict 0)."""
-RATES = ("strict", "soft", "wrong")
 
 
 def band(policy: str, split: str, rate: str) -> Band:
@@ -52,27 +51,22 @@ def in_band(policy: str, split: str, rates: Mapping[str, float]) -> bool:
 
 
 def ladder_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (policy, split) of the episode records: n, each rate with its Wilson interval, in-band flags.
-
-    Crashed and not-applicable episodes are left out of the rates and counted in ``errors``.
-    """
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for r in records:
-        groups.setdefault((r["policy"], r["split"]), []).append(r)
+    """One row per (policy, split) of the episode records: n, errors, each rate with its Wilson interval, and
+    whether the row is in band. Episodes are grouped and pooled as Tables 4 / S5 do (a crashed episode is a
+    failure; Spa-Bench conditions and not-applicable episodes are left out)."""
+    order = {policy: i for i, policy in enumerate(REFERENCE_BANDS)}
+    groups = group_records(records)
     rows = []
-    for (policy, split), group in sorted(groups.items(), key=lambda kv: (list(REFERENCE_BANDS).index(kv[0][0])
-                                                                         if kv[0][0] in REFERENCE_BANDS else 99, kv[0])):
-        scored = [r for r in group if r["status"] not in ("error", "not_applicable")]
-        row: dict[str, Any] = {"policy": policy, "split": split, "n": len(scored),
-                               "errors": sum(r["status"] == "error" for r in group)}
-        if scored:
-            rates = action_rates([r["outcome"] for r in scored], [r["task"] for r in scored],
-                                 soft_credit=[bool(r["soft_credit"]) for r in scored])
-            for name in RATES:
-                value = getattr(rates, name)
-                row[name] = value.rate
-                row[f"{name}_ci"] = (value.low, value.high)
-            row["in_band"] = in_band(policy, split, row)
+    for policy, split in sorted(groups, key=lambda key: (order.get(key[0], len(order)), key)):
+        group = groups[(policy, split)]
+        rates = rates_of(group)
+        row: dict[str, Any] = {"policy": policy, "split": split, "n": rates.n,
+                               "errors": sum(r.get("status") == "error" for r in group)}
+        for name in RATES:
+            value = getattr(rates, name)
+            row[name] = value.rate
+            row[f"{name}_ci"] = (value.low, value.high)
+        row["in_band"] = in_band(policy, split, row)
         rows.append(row)
     return rows
 
@@ -83,12 +77,9 @@ def ladder_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         cells = []
         for name in RATES:
-            if name not in row:
-                cells.append("-")
-                continue
             low, high = band(row["policy"], row["split"], name)
             ci = row[f"{name}_ci"]
             cells.append(f"{row[name]:.1f} [{ci[0]:.1f}, {ci[1]:.1f}] (band {low:g}-{high:g})")
-        flag = "yes" if row.get("in_band") else "NO"
+        flag = "yes" if row["in_band"] else "NO"
         lines.append(f"| {row['policy']} | {row['split']} | {row['n']} | " + " | ".join(cells) + f" | {flag} |")
     return "\n".join(lines)

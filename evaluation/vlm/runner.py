@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from bspatial.common.files import atomic_write_text
-from bspatial.common.locks import run_folder_lock
+from bspatial.common.locks import process_lock_name, run_folder_lock
 from bspatial.evaluation.vlm.run_files import (
     ERRORS_FILE,
     FINGERPRINT_FILE,
@@ -134,7 +134,7 @@ def run_suite(
     shard = _Shard.of_process()
     # Held for the whole run: the fingerprint check and the resume scan cannot interleave with another run's.
     with run_folder_lock(folder, f"eval-vlm --model {backend.spec} --suite {suite} --config {config}",
-                         name=shard.lock_name()):
+                         name=process_lock_name()):
         _check_fingerprint(folder, fingerprint, source, config, split)
         meta = {"suite": suite, "config": config, "data": source, "split": split, "model": backend.spec,
                 "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit}
@@ -174,10 +174,6 @@ class _Shard:
         if world > 1 and not 0 <= rank < world:
             raise ValueError(f"RANK must be in [0, WORLD_SIZE={world}), got {rank}")
         return _Shard(rank, max(world, 1))
-
-    def lock_name(self) -> str:
-        """The run folder's lock: one per rank of a sharded run (the ranks share the folder), else one."""
-        return ".lock" if self.world == 1 else f".lock.rank{self.rank}"
 
     def files(self, folder: Path) -> tuple[Path, Path]:
         if self.world == 1:

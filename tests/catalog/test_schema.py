@@ -31,6 +31,9 @@ def test_remote_code_copies_equal_the_catalogue():
     assert processing.CAMERA_KEY_PREFIX == schema.CAMERA_KEY_PREFIX
     assert processing.IR_TARGET_KEY == schema.IR_TARGET_KEY
     assert ir_rendering.IR_IMAGE_SIZE == schema.POLICY_IMAGE_SIZE
+    from bspatial.evaluation.rollout.policies import CHECKPOINT_MODEL_TYPE
+
+    assert CHECKPOINT_MODEL_TYPE == configuration.BSpatialVLAConfig.model_type   # read without importing torch
     config = configuration.BSpatialVLAConfig()
     assert (config.chunk_size, config.action_dim) == (schema.CHUNK_SIZE, schema.ACTION_DIM)
     assert tuple(configuration.DEFAULT_CAMERA_NAMES) == schema.CAMERAS

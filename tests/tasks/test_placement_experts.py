@@ -2,15 +2,14 @@
 again from the recorded trace), and the same script aimed at a goal on the other side of the reference /
 in another layer is scored "wrong" (the rules, not the expert, decide)."""
 
-import dataclasses
 
-import numpy as np
 import pytest
 
 from bspatial.scoring.action import outcome_from_trace
 from bspatial.tasks import get_task, sample_instance, task_names
 from bspatial.tasks.episode import run_episode
 from bspatial.tasks.experts import (ContainerPlacementExpert, DirectionalPlacementExpert, EXPERTS, make_expert)
+from bspatial.tasks.experts.references import goal_in_layer, mirrored_goal
 
 PLACEMENT_TASKS = [n for n in task_names()
                    if get_task(n).spec.family in ("directional_placement", "container_placement")]
@@ -40,28 +39,9 @@ def test_placement_expert_is_correct(sim, task, variant):
     assert trace.num_steps == result.steps <= inst.step_budget
 
 
-def _mirrored_goal(inst):
-    """The instance with its goal point mirrored through the reference along the robot-right axis:
-    the expert then puts the object on the non-instructed side."""
-    geo = inst.countertop
-    goal = np.asarray(inst.placement.goal_point, float)
-    offset = float(np.dot(goal[:2] - geo.reference_center, geo.right_axis))
-    mirrored = goal.copy()
-    mirrored[:2] -= 2 * offset * geo.right_axis
-    return dataclasses.replace(inst, placement=dataclasses.replace(inst.placement, goal_point=mirrored))
-
-
-def _other_layer(inst, layer: int):
-    """The instance with the goal point (not the scoring geometry) moved to ``layer``'s floor."""
-    tops = inst.measurements["layer_tops"]
-    goal = np.asarray(inst.placement.goal_point, float).copy()
-    goal[2] = tops[layer - 1]
-    return dataclasses.replace(inst, placement=dataclasses.replace(inst.placement, goal_point=goal, layer=layer))
-
-
 @pytest.mark.parametrize("task,variant,misdirect", [
-    ("place_saucer", "left/coffee maker", _mirrored_goal),
-    ("place_tupperware_in_fridge", "4", lambda inst: _other_layer(inst, 5)),
+    ("place_saucer", "left/coffee maker", mirrored_goal),
+    ("place_tupperware_in_fridge", "4", lambda inst: goal_in_layer(inst, 5)),
 ])
 def test_wrong_placement_is_scored_wrong(sim, task, variant, misdirect):
     inst = sample_instance(task, variant, 2)

@@ -17,15 +17,19 @@ The episode loop scores the *instructed* instance; only the policy sees the chan
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_SLICES
+from bspatial.catalog.tasks import get_task
 from bspatial.catalog.thresholds import SODA_BASE_PROXIMITY_M
+from bspatial.scoring.geometry import points_in_polygon
 from bspatial.sim.backend import SimBackend
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.experts.motion import ScriptedExpert
 from bspatial.tasks.manipulation.common import split_variant
+from bspatial.tasks.registry import sample_instance
 from bspatial.world.relations import box_distance, pick_by_rank
 
 STOP_SHORT_SURFACE_M = 0.05
@@ -49,20 +53,13 @@ def wrong_target_instance(instance: TaskInstance, rng: np.random.Generator) -> T
             raise ValueError(f"task {instance.task!r}: no distractor to misdirect the expert to")
         return dataclasses.replace(instance, target=others[int(rng.integers(len(others)))])
     if instance.countertop is not None:
-        geo = instance.countertop
-        goal = np.asarray(instance.placement.goal_point, float)
-        offset = float(np.dot(goal[:2] - geo.reference_center, geo.right_axis))
-        mirrored = goal.copy()
-        mirrored[:2] -= 2 * offset * np.asarray(geo.right_axis, float)
-        return dataclasses.replace(instance, placement=dataclasses.replace(instance.placement, goal_point=mirrored))
+        return mirrored_goal(instance)
     if instance.container is not None:
         layer = int(instance.placement.layer)
         # The nearest other layer the task instructs (its variants are the layers the robot can reach).
-        from bspatial.catalog.tasks import get_task
-
         layers = sorted((int(v) for v in get_task(instance.task).variants if int(v) != layer),
                         key=lambda v: (abs(v - layer), v))
-        return _goal_in_layer(instance, layers[0])
+        return goal_in_layer(instance, layers[0])
     raise ValueError(f"task {instance.task!r} ({instance.family}) has no wrong-target reference")
 
 
@@ -98,20 +95,15 @@ def memorized_instance(instance: TaskInstance, training_variant: str) -> TaskIns
             target, _ = pick_by_rank(dict(values), relation)
         return dataclasses.replace(instance, target=target)
     if instance.countertop is not None:
-        same_side = relation == instance.countertop.instructed_side
-        return instance if same_side else wrong_target_instance(instance, np.random.default_rng(0))
+        return instance if relation == instance.countertop.instructed_side else mirrored_goal(instance)
     if instance.container is not None:
-        return _goal_in_layer(instance, int(relation))
+        return goal_in_layer(instance, int(relation))
     raise ValueError(f"task {instance.task!r} ({instance.family}) has no memorized target")
 
 
 def _trained_on_same_scene(instance: TaskInstance, training_variant: str) -> TaskInstance:
     """A training variant measured against another reference: its own instance on the same seed, which must be
     this very scene (prompt probes reuse training scenes byte for byte), gives the target and goal."""
-    import pickle
-
-    from bspatial.tasks.registry import sample_instance
-
     trained = sample_instance(instance.task, training_variant, instance.seed)
     if pickle.dumps(trained.scene) != pickle.dumps(instance.scene):
         raise ValueError(f"task {instance.task!r} seed {instance.seed}: training variant {training_variant!r} measures "
@@ -120,7 +112,18 @@ def _trained_on_same_scene(instance: TaskInstance, training_variant: str) -> Tas
     return dataclasses.replace(instance, target=trained.target, placement=trained.placement)
 
 
-def _goal_in_layer(instance: TaskInstance, layer: int) -> TaskInstance:
+def mirrored_goal(instance: TaskInstance) -> TaskInstance:
+    """The instance with its goal point (not the scoring geometry) mirrored through the reference along the
+    robot-right axis: the expert then puts the object on the non-instructed side."""
+    geo = instance.countertop
+    goal = np.asarray(instance.placement.goal_point, float)
+    offset = float(np.dot(goal[:2] - geo.reference_center, geo.right_axis))
+    mirrored = goal.copy()
+    mirrored[:2] -= 2 * offset * np.asarray(geo.right_axis, float)
+    return dataclasses.replace(instance, placement=dataclasses.replace(instance.placement, goal_point=mirrored))
+
+
+def goal_in_layer(instance: TaskInstance, layer: int) -> TaskInstance:
     """The instance with the expert's goal point (not the scoring geometry) on ``layer``'s floor."""
     goal = np.asarray(instance.placement.goal_point, float).copy()
     goal[2] = instance.measurements["layer_tops"][layer - 1]
@@ -163,6 +166,4 @@ class StopsShort:
         if instance.countertop is not None:
             goal = np.asarray(instance.placement.goal_point, float)
             return float(np.linalg.norm(position[:2] - goal[:2])) <= STOP_SHORT_GOAL_XY_M
-        from bspatial.scoring.geometry import points_in_polygon
-
         return bool(points_in_polygon(position[:2], instance.container.footprint)[0])
