@@ -57,6 +57,32 @@ def test_build_writes_vqa_and_ir_parquet_repos(built):
     assert per_task and ir_all == sum(pq.read_metadata(f).num_rows for f in per_task)
 
 
+def test_every_config_of_the_build_scores_through_the_harness(built, tmp_path):
+    """tiny build -> eval-vlm -> metrics for every config the repos declare: none is rejected as malformed.
+
+    (Measured before: the builder wrote navigation subtype ``robot_relative``, which the scoring rules did
+    not accept, so all 602 task_navigation items of the paper build were refused and the run exited 0.)"""
+    import datasets
+
+    out, _ = built
+    scored = {}
+    for suite in ("vqa", "ir"):
+        configs = datasets.get_dataset_config_names(str(out / suite))
+        assert configs, suite
+        for config in configs:
+            rows = sum(pq.read_metadata(f).num_rows for f in (out / suite / config).rglob("*.parquet"))
+            result = _invoke("eval-vlm", "--model", "chance", "--suite", suite, "--config", config,
+                             "--data", str(out / suite), "--out", str(tmp_path / "runs"), "--no-progress")
+            assert result.exit_code == 0, (suite, config, result.output)
+            summary = json.loads((tmp_path / "runs" / f"{suite}-{config}" / "summary.json").read_text())
+            assert (summary["n_scored"], summary["n_errors"], summary["complete"]) == (rows, 0, True), (suite, config)
+            assert summary["metrics"], (suite, config)
+            scored[f"{suite}/{config}"] = rows
+    assert {"vqa/general_single_frame", "vqa/general_multi_frame", "vqa/task_manipulation",
+            "vqa/task_navigation", "ir/all"} <= set(scored)
+    assert all(scored.values()), scored
+
+
 def test_build_into_a_non_empty_folder_without_overwrite_fails_and_keeps_it(built):
     out, _ = built
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}

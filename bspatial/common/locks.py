@@ -27,15 +27,16 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+from bspatial.common.distributed import Launch
+
 LOCK_FILE = ".lock"
 
 
 def process_lock_name() -> str:
-    """The lock file of this process: one per rank when a launcher started several (``WORLD_SIZE`` > 1, as
-    ``accelerate launch`` / torchrun set it; the ranks share the run folder), else :data:`LOCK_FILE`."""
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        return f"{LOCK_FILE}.rank{os.environ.get('RANK', '0')}"
-    return LOCK_FILE
+    """The lock file of this process: one per rank when a launcher started several (see
+    :class:`bspatial.common.distributed.Launch`; the ranks share the run folder), else :data:`LOCK_FILE`."""
+    launch = Launch.of_environment()
+    return f"{LOCK_FILE}.rank{launch.rank}" if launch.world > 1 else LOCK_FILE
 
 
 class RunFolderLocked(ValueError):

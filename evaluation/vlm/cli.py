@@ -25,6 +25,8 @@ def eval_vlm(
     batch_size: Annotated[int, typer.Option(min=1, help="Requests per backend call.")] = 8,
     limit: Annotated[Optional[int], typer.Option(min=0, help="Evaluate only the first N items.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    allow_errors: Annotated[bool, typer.Option(
+        help="Exit 0 although some items were malformed (logged in errors.jsonl, left unscored).")] = False,
     model_args: Annotated[
         str,
         typer.Option(
@@ -55,11 +57,20 @@ def eval_vlm(
         typer.echo(f"interrupted: rerun the same command to resume {part_dir(out or 'runs', suite, config)}", err=True)
         raise typer.Exit(code=130) from None
     headline = {k: summary["metrics"][k] for k in ("accuracy", "strict_accuracy", "tolerant_accuracy") if k in summary.get("metrics", {})}
+    folder = part_dir(out, suite, config)
     typer.echo(
         f"{suite}-{config}: {summary['n_scored']} scored, {summary['n_errors']} malformed, "
         + ", ".join(f"{k} {v:.1f}" for k, v in headline.items())
-        + f" -> {part_dir(out, suite, config)}"
+        + f" -> {folder}"
     )
+    if summary["n_errors"] and not allow_errors:
+        typer.echo(f"error: {summary['n_errors']} of {summary['n_items']} items are malformed and unscored (see "
+                   f"{folder / 'errors.jsonl'}); the summary is marked incomplete. Pass --allow-errors to accept that.",
+                   err=True)
+        raise typer.Exit(code=1)
+    if not summary["n_scored"]:
+        typer.echo(f"error: no item of {suite}-{config} was scored", err=True)
+        raise typer.Exit(code=1)
 
 
 def report(

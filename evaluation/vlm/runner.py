@@ -9,6 +9,7 @@ file               content
 fingerprint.json   hashes of prompts + data + model identity + generation settings; a run whose
                    fingerprint differs refuses to continue in this folder (IncompatibleRunError)
 samples.jsonl      append-only, one JSON object per scored item (schema below), in dataset order
+                   within a session (a resumed sharded run first merges what its ranks had logged)
 errors.jsonl       append-only, one object per malformed row: ``key``, ``id``, ``row``, ``field``, ``error``
 summary.json       aggregated metrics; rewritten atomically (temp file + rename) at the end of every
                    session, also after Ctrl-C (then ``"complete": false``)
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from bspatial.common.distributed import Launch, barrier
 from bspatial.common.files import atomic_write_text
 from bspatial.common.locks import process_lock_name, run_folder_lock
 from bspatial.evaluation.vlm.run_files import (
@@ -131,17 +133,21 @@ def run_suite(
     data_hash, keys = _scan(dataset, limit)
     fingerprint = _fingerprint(suite, data_hash, backend)
     folder = part_dir(out, suite, config)
-    shard = _Shard.of_process()
+    shard = _Shard(Launch.of_environment())
     # Held for the whole run: the fingerprint check and the resume scan cannot interleave with another run's.
     with run_folder_lock(folder, f"eval-vlm --model {backend.spec} --suite {suite} --config {config}",
                          name=process_lock_name()):
         _check_fingerprint(folder, fingerprint, source, config, split)
         meta = {"suite": suite, "config": config, "data": source, "split": split, "model": backend.spec,
                 "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit}
-        done = shard.logged_keys(folder)
+        position = {key: i for i, key in enumerate(keys)}
+        if shard.is_main:
+            _merge_rank_files(folder, position)  # rows a killed sharded run left in its rank files
+        shard.barrier()  # nobody reads the logs before they are merged
+        done = logged_keys(folder / SAMPLES_FILE, "id") | logged_keys(folder / ERRORS_FILE, "key")
         todo = [i for i, key in enumerate(keys) if key not in done]
         logger.info("%s/%s: %d items, %d done, %d to run -> %s", suite, config, len(keys), len(keys) - len(todo), len(todo), folder)
-        if shard.world > 1:
+        if shard.launch.world > 1:
             return _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress, meta)
         complete = False
         try:
@@ -157,66 +163,61 @@ def run_suite(
 
 @dataclass(frozen=True)
 class _Shard:
-    """This process's share under ``accelerate launch`` / torchrun (``RANK``, ``WORLD_SIZE``).
+    """This process's share of a sharded run (torchrun, ``accelerate launch``, SLURM: see
+    :class:`bspatial.common.distributed.Launch`).
 
     Rank r takes every world-th pending item and appends to ``samples.rank<r>.jsonl`` /
-    ``errors.rank<r>.jsonl``; after all ranks finish, rank 0 merges the rank files into the main
-    logs (skipping ids already there, so a merge cut short is redone safely) and writes the summary.
-    Rank files left by an interrupted run count as done and are merged by the next complete run.
+    ``errors.rank<r>.jsonl``. After a real barrier (every rank finished its share), rank 0 merges the
+    rank files into the main logs and writes the summary. A merge skips ids already in the main logs,
+    so one cut short is redone safely; rank files a killed run left are merged at the start of the next
+    run of the folder, sharded or not, before anyone decides what is left to do.
     """
 
-    rank: int = 0
-    world: int = 1
+    launch: Launch
 
-    @staticmethod
-    def of_process() -> _Shard:
-        world, rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
-        if world > 1 and not 0 <= rank < world:
-            raise ValueError(f"RANK must be in [0, WORLD_SIZE={world}), got {rank}")
-        return _Shard(rank, max(world, 1))
+    @property
+    def is_main(self) -> bool:
+        return self.launch.rank == 0
 
     def files(self, folder: Path) -> tuple[Path, Path]:
-        if self.world == 1:
-            return folder / SAMPLES_FILE, folder / ERRORS_FILE
-        return folder / f"samples.rank{self.rank}.jsonl", folder / f"errors.rank{self.rank}.jsonl"
-
-    def logged_keys(self, folder: Path) -> set[str]:
-        keys = logged_keys(folder / SAMPLES_FILE, "id") | logged_keys(folder / ERRORS_FILE, "key")
-        for path in sorted(folder.glob("samples.rank*.jsonl")):
-            keys |= logged_keys(path, "id")
-        for path in sorted(folder.glob("errors.rank*.jsonl")):
-            keys |= logged_keys(path, "key")
-        return keys
+        return folder / f"samples.rank{self.launch.rank}.jsonl", folder / f"errors.rank{self.launch.rank}.jsonl"
 
     def barrier(self) -> None:
-        from accelerate import PartialState
-
-        PartialState().wait_for_everyone()
+        barrier(self.launch)
 
 
 def _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress, meta) -> dict[str, Any]:
     shard.barrier()  # every rank has read the logs before any rank appends to its own
-    _run_pending(dataset, keys, todo[shard.rank :: shard.world], suite, backend, folder, fingerprint, batch_size, progress, shard.files(folder))
-    shard.barrier()  # all shards written
-    if shard.rank == 0:
-        position = {key: i for i, key in enumerate(keys)}
-        _merge(folder, SAMPLES_FILE, "samples.rank*.jsonl", "id", position)
-        _merge(folder, ERRORS_FILE, "errors.rank*.jsonl", "key", position)
+    rank, world = shard.launch.rank, shard.launch.world
+    _run_pending(dataset, keys, todo[rank::world], suite, backend, folder, fingerprint, batch_size, progress, shard.files(folder))
+    shard.barrier()  # every rank's file is complete: only now is a merge safe
+    if shard.is_main:
+        _merge_rank_files(folder, {key: i for i, key in enumerate(keys)})
         write_summary(folder, meta, True)
     shard.barrier()  # the summary exists
     return json.loads((folder / SUMMARY_FILE).read_text())
 
 
+def _merge_rank_files(folder: Path, position: dict[str, int]) -> None:
+    _merge(folder, SAMPLES_FILE, "samples.rank*.jsonl", "id", position)
+    _merge(folder, ERRORS_FILE, "errors.rank*.jsonl", "key", position)
+
+
 def _merge(folder: Path, main: str, pattern: str, field: str, position: dict[str, int]) -> None:
     """Append the rank files' rows missing from ``main`` (in dataset order), then delete the rank files."""
     parts = sorted(folder.glob(pattern))
+    if not parts:
+        return
     have = logged_keys(folder / main, field)
+    for path in parts:
+        logged_keys(path, field)  # drops a line a kill cut off, refuses a corrupt file
     rows = {row[field]: row for path in parts for row in read_jsonl(path) if row[field] not in have}
     ordered = sorted(rows.values(), key=lambda row: position.get(row[field], len(position)))
     with open(folder / main, "a", encoding="utf-8") as handle:
         handle.write("".join(json.dumps(row) + "\n" for row in ordered))
         handle.flush()
         os.fsync(handle.fileno())
+    logger.info("%s: merged %d rows from %s", folder / main, len(ordered), ", ".join(p.name for p in parts))
     for path in parts:
         path.unlink()
 

@@ -26,7 +26,8 @@ def write_summary(folder: str | Path, meta: dict[str, Any], complete: bool) -> d
     latencies = [r["latency_s"] for r in rows]
     summary = {
         **meta,
-        "complete": complete and len(rows) + len(errors) == meta["n_items"],
+        # Complete means every item was scored: a malformed item is an unscored item, not a finished one.
+        "complete": complete and not errors and len(rows) == meta["n_items"],
         "n_scored": len(rows),
         "n_errors": len(errors),
         "latency_s": {"mean": float(np.mean(latencies)) if rows else None, "total": float(np.sum(latencies))},

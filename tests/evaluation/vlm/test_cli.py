@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -39,6 +40,20 @@ def test_bad_model_and_mismatch_exit_with_the_reason(repos, tmp_path):
     assert runner.invoke(app, [*args, "--model", "chance"]).exit_code == 0
     result = runner.invoke(app, [*args, "--model", "chance:1"])
     assert result.exit_code == 2 and "refusing to mix" in result.output
+
+
+def test_a_malformed_item_fails_the_run_unless_allowed(malformed_repos, tmp_path):
+    runner = CliRunner()
+    args = ["eval-vlm", "--model", "chance", "--suite", "vqa", "--config", "general", "--data", str(malformed_repos["vqa"]),
+            "--out", str(tmp_path), "--no-progress"]
+    failed = runner.invoke(app, args)
+    assert failed.exit_code == 1, failed.output
+    assert "1 of 34 items are malformed" in failed.output and "--allow-errors" in failed.output
+    summary = json.loads((tmp_path / "vqa-general" / "summary.json").read_text())
+    assert summary["n_scored"] == 33 and summary["n_errors"] == 1 and summary["complete"] is False
+    accepted = runner.invoke(app, [*args, "--allow-errors"])
+    assert accepted.exit_code == 0, accepted.output
+    assert "33 scored, 1 malformed" in accepted.output
 
 
 def test_cli_module_imports_nothing_heavy():
