@@ -234,8 +234,24 @@ def _load(source: str, suite: str, config: str, split: str):
         dataset = datasets.load_dataset(source, config, split=split, cache_dir=_local_cache_dir(source))
     except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as error:
         raise ValueError(f"cannot load {suite} data {source!r} config {config!r} split {split!r}: {error}") from error
+    except datasets.exceptions.DatasetGenerationError as error:  # e.g. a parquet file damaged mid-file
+        raise ValueError(f"cannot read {suite} data {source!r} config {config!r} split {split!r}: "
+                         f"{_unreadable_file(source, config) or error.__cause__ or error}") from error
     check_columns(suite, dataset.column_names)
     return dataset.with_format("arrow")
+
+
+def _unreadable_file(source: str, config: str) -> str | None:
+    """The first parquet file of a local repo's config that pyarrow cannot read, with pyarrow's reason."""
+    import pyarrow.parquet as pq
+
+    root = Path(source) / config
+    for path in sorted(root.rglob("*.parquet")) if root.is_dir() else ():
+        try:
+            pq.read_table(path)
+        except Exception as error:  # noqa: BLE001 - any reason it cannot be read is what the user needs
+            return f"{path} is unreadable ({type(error).__name__}: {error})"
+    return None
 
 
 def _local_cache_dir(source: str) -> str | None:

@@ -56,6 +56,22 @@ def test_a_malformed_item_fails_the_run_unless_allowed(malformed_repos, tmp_path
     assert "33 scored, 1 malformed" in accepted.output
 
 
+def test_a_parquet_file_damaged_mid_file_is_named_without_a_traceback(repos, tmp_path):
+    import shutil
+
+    repo = tmp_path / "vqa"
+    shutil.copytree(repos["vqa"], repo)
+    damaged = next((repo / "task_manipulation").glob("*.parquet"))
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 3 : len(data) // 3 + 2000] = bytes(2000)
+    damaged.write_bytes(bytes(data))
+    result = CliRunner().invoke(app, ["eval-vlm", "--model", "chance", "--config", "task_manipulation",
+                                      "--data", str(repo), "--out", str(tmp_path / "run"), "--no-progress"])
+    assert result.exit_code == 2, result.output
+    assert f"{damaged} is unreadable" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "run" / "vqa-task_manipulation" / "samples.jsonl").exists()
+
+
 def test_cli_module_imports_nothing_heavy():
     code = (
         "import sys\n"
