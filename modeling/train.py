@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,11 +35,12 @@ import numpy as np
 import torch
 
 from bspatial.common.files import atomic_write_text, publish_folder
-from bspatial.common.locks import process_lock_name, run_folder_lock
+from bspatial.common.locks import LOCK_FILE, process_lock_name, run_folder_lock
 
 from .training_config import TINY_BACKBONE, TrainingConfig, get_preset
-from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, dataset_metadata, policy_dataset,
-                            step_seed, task_balanced_weights)
+from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, check_dataset_root,
+                            dataset_episode_count, dataset_fingerprint, dataset_metadata, policy_dataset, step_seed,
+                            task_balanced_weights)
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +51,17 @@ CHECKPOINTS_DIR = "checkpoints"
 PRETRAINED_DIR = "pretrained_model"
 METRICS_FILE = "metrics.jsonl"
 TRAINING_CONFIG_FILE = "training_config.json"
+RUN_CONFIG_FILE = "run_config.json"
+RUN_CONFIG_FORMAT = 1
+CHECKPOINT_MARKER = "step.json"  # written last into a checkpoint's staging folder, before it is published
+CHECKPOINT_NAME = re.compile(r"step_(\d{9})")
+# TrainingConfig fields a resumed run may change. None of them changes what a step computes from the
+# state before it, except max_steps: extending a run (a larger max_steps) re-stretches the cosine
+# schedule from the resumed step on, which is what extending means, and it is logged. save_every,
+# log_every and num_workers change only when files are written and how batches are loaded. Every other
+# field (preset name, seed, batch size, optimiser, adapter, data fraction, ...) and the dataset's
+# fingerprint must match the run's record, else the folder would mix two runs.
+RESUMABLE_FIELDS = frozenset({"max_steps", "save_every", "log_every", "num_workers"})
 
 
 # ---- model ----------------------------------------------------------------------------------------
@@ -145,11 +158,29 @@ def checkpoint_dir(output_dir: str | os.PathLike, step: int) -> Path:
     return Path(output_dir) / CHECKPOINTS_DIR / f"step_{step:09d}"
 
 
+def checkpoint_step(path: str | os.PathLike) -> int | None:
+    """The step of a complete checkpoint folder, else None.
+
+    Complete means published under its final name (``step_<9 digits>``, never a ``.tmp`` staging name,
+    however complete that looks) with the marker ``step.json`` naming the same step. Checkpoints are
+    staged and renamed into place (``_save_checkpoint``), so a final name with its marker is a whole one.
+    """
+    path = Path(path)
+    match = CHECKPOINT_NAME.fullmatch(path.name)
+    if match is None or not path.is_dir():
+        return None
+    try:
+        step = json.loads((path / CHECKPOINT_MARKER).read_text())["step"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return step if step == int(match.group(1)) else None
+
+
 def latest_checkpoint(output_dir: str | os.PathLike) -> Path | None:
-    """The newest complete ``checkpoints/step_*`` folder, or None."""
+    """The newest complete ``checkpoints/step_*`` folder (see :func:`checkpoint_step`), or None."""
     folder = Path(output_dir) / CHECKPOINTS_DIR
-    done = sorted(p for p in folder.glob("step_*") if (p / "step.json").exists()) if folder.exists() else []
-    return done[-1] if done else None
+    done = {} if not folder.is_dir() else {s: p for p in folder.iterdir() if (s := checkpoint_step(p)) is not None}
+    return done[max(done)] if done else None
 
 
 def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor) -> None:
@@ -163,7 +194,7 @@ def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor)
     accelerator.save_state(str(tmp))
     if accelerator.is_main_process:
         export_pretrained(accelerator.unwrap_model(model), processor, tmp / PRETRAINED_DIR)
-        (tmp / "step.json").write_text(json.dumps({"step": step}))
+        (tmp / CHECKPOINT_MARKER).write_text(json.dumps({"step": step}))
         publish_folder(tmp, final)  # a checkpoint folder exists only once complete
     accelerator.wait_for_everyone()
 
@@ -199,6 +230,98 @@ def _export_final(model, processor, output_dir: Path, step: int) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(source / PRETRAINED_DIR, tmp)
     publish_folder(tmp, target)
+
+
+# ---- the run folder: one training run per folder ------------------------------------------------
+
+def run_record(config: TrainingConfig, dataset_root: str | os.PathLike) -> dict:
+    """What ``run_config.json`` holds: the training config and the dataset's fingerprint (the root is
+    informational: a moved dataset with the same content resumes)."""
+    root = check_dataset_root(dataset_root)
+    return {"format": RUN_CONFIG_FORMAT,
+            "training_config": json.loads(json.dumps(asdict(config), default=list)),  # tuples as JSON lists
+            "data": {"root": str(root.resolve()), "episodes": dataset_episode_count(root),
+                     "fingerprint": dataset_fingerprint(root)}}
+
+
+def _record_differences(recorded: dict, given: dict) -> list[str]:
+    """``"field: recorded X vs given Y"`` for every field that must not change on resume."""
+    missing = "<not recorded>"
+    old, new = recorded.get("training_config", {}), given["training_config"]
+    differences = [f"{name}: recorded {old.get(name, missing)!r} vs given {new.get(name, missing)!r}"
+                   for name in dict.fromkeys([*new, *old])
+                   if name not in RESUMABLE_FIELDS and old.get(name, missing) != new.get(name, missing)]
+    old_data, new_data = recorded.get("data", {}), given["data"]
+    for name in ("episodes", "fingerprint"):
+        if old_data.get(name) != new_data[name]:
+            differences.append(f"data {name}: recorded {old_data.get(name, missing)} vs given {new_data[name]} "
+                               f"(recorded dataset {old_data.get('root')!r}, given {new_data['root']!r})")
+    return differences
+
+
+def _run_entries(out: Path) -> list[str]:
+    """What the folder holds besides the run-folder locks (ours, and other ranks')."""
+    return sorted(p.name for p in out.iterdir() if not p.name.startswith(LOCK_FILE))
+
+
+def _check_run_folder(out: Path, record: dict, config: TrainingConfig, resume: bool) -> Path | None:
+    """Refuse a folder that holds another run (or, without ``resume``, any run); the checkpoint to resume.
+
+    Reads only: nothing in ``out`` changes before every check has passed. Returns None for a fresh run,
+    and for a resumed run that stopped before its first checkpoint (it restarts at step 0, the same run).
+    """
+    entries = _run_entries(out)
+    if not resume:
+        if entries:
+            raise ValueError(f"{out} already holds a training run ({', '.join(entries[:6])}); pass --resume to "
+                             "continue it, or choose another output folder")
+        return None
+    path = out / RUN_CONFIG_FILE
+    if not path.is_file():
+        if not entries:
+            raise FileNotFoundError(f"resume=True but {str(out / CHECKPOINTS_DIR)!r} holds no complete checkpoint")
+        raise ValueError(f"{out} holds {', '.join(entries[:6])} but no {RUN_CONFIG_FILE} (an older version's run, "
+                         "or not a training run): its config cannot be checked, so it is not resumed; choose "
+                         "another output folder")
+    try:
+        recorded = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{str(path)!r} is unreadable ({error}); cannot check the run to resume") from None
+    differences = _record_differences(recorded, record)
+    if differences:
+        raise ValueError(f"{out} holds a run with another config; resuming it with this one would mix two runs: "
+                         f"{'; '.join(differences)}. Pass the recorded values (see {RUN_CONFIG_FILE}) or choose "
+                         f"another output folder; {', '.join(sorted(RESUMABLE_FIELDS))} may change on resume")
+    checkpoint = latest_checkpoint(out)
+    step = None if checkpoint is None else checkpoint_step(checkpoint)
+    if step is not None and step >= config.max_steps:
+        raise ValueError(f"the run in {out} has reached step {step} ({checkpoint.name}) and max_steps is "
+                         f"{config.max_steps}: nothing to train; pass a larger --max-steps to extend it")
+    if step is None:
+        logger.warning("%s holds no complete checkpoint of its run: restarting it at step 0", out)
+    elif recorded["training_config"].get("max_steps") != config.max_steps:
+        logger.warning("max_steps %s -> %d: the cosine schedule after step %d follows the new length",
+                       recorded["training_config"].get("max_steps"), config.max_steps, step)
+    return checkpoint
+
+
+def _is_staging_name(name: str) -> bool:
+    # "<name>.tmp": a checkpoint or export being written (this module); ".<name>.<random>.tmp": an atomic
+    # file write; ".<name>.old-<pid>": publish_folder's replaced folder (bspatial.common.files).
+    return name.endswith(".tmp") or (name.startswith(".") and ".old-" in name)
+
+
+def _remove_incomplete(out: Path) -> None:
+    """Remove what an interrupted run left half-written: staging folders and files in the run folder and
+    ``checkpoints/``, and ``step_*`` folders that are not complete checkpoints. Nothing else is touched."""
+    folder = out / CHECKPOINTS_DIR
+    leftovers = [p for p in out.iterdir() if _is_staging_name(p.name)]
+    if folder.is_dir():
+        leftovers += [p for p in folder.iterdir() if _is_staging_name(p.name)
+                      or (p.name.startswith("step_") and checkpoint_step(p) is None)]
+    for path in leftovers:
+        logger.warning("removing %s, left incomplete by an interrupted run", path)
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
 
 
 # ---- the loop -------------------------------------------------------------------------------------
@@ -244,27 +367,35 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
     Args:
         preset: a name from ``PRESETS``.
         dataset_root: a local LeRobot v3 dataset folder (``meta/``, ``data/``, ``videos/``).
-        output_dir: run folder: ``checkpoints/step_*`` (Accelerate state + ``pretrained_model/``),
-            ``metrics.jsonl``, ``training_config.json`` and, at the end, ``pretrained_model/`` (model +
-            processor, the same as the last checkpoint's).
-        max_steps: override the preset's total steps (the cosine schedule ends there).
-        resume: continue from the newest checkpoint in ``output_dir`` (error if there is none).
+        output_dir: run folder of this one run: ``run_config.json`` (its config and data fingerprint),
+            ``checkpoints/step_*`` (Accelerate state + ``pretrained_model/``), ``metrics.jsonl``,
+            ``training_config.json`` and, at the end, ``pretrained_model/`` (model + processor, the same
+            as the last checkpoint's). Without ``resume`` it must be empty or new.
+        max_steps: override the preset's total steps (the cosine schedule ends there); at least 1.
+        resume: continue the run in ``output_dir`` from its newest complete checkpoint (from step 0 if
+            it stopped before the first). Refused when ``output_dir`` holds no run, a run without a
+            record, or one whose config or data differ (except :data:`RESUMABLE_FIELDS`); half-written
+            checkpoints are removed, never resumed.
         stop_at_step: stop early at this step (as an interruption would), keeping the schedule of
             ``max_steps``; checkpoints are written as usual.
         init_expert_from: checkpoint for presets with ``expert_init="checkpoint"`` (DROID-style init).
         trackers: extra Accelerate trackers (e.g. ``"wandb"``); the JSONL tracker is always on.
         export: write ``pretrained_model/`` when the run reaches ``max_steps``.
         overrides: other ``TrainingConfig`` fields (e.g. ``batch_size``, ``data_fraction``, ``seed``).
+
+    Raises:
+        FileNotFoundError: the data folder (or a file of it) is missing, or ``resume`` finds no run.
+        ValueError: a bad config value, a data folder that is not a LeRobot dataset, or a run folder that
+            holds another run (see ``resume``); the message names the folder and the fields.
     """
     from accelerate import Accelerator
 
-    config = get_preset(preset, **({"max_steps": max_steps} if max_steps else {}), **overrides)
+    # `is not None`: max_steps=0 must reach the config's check (it was taken as "no override").
+    config = get_preset(preset, **({"max_steps": max_steps} if max_steps is not None else {}), **overrides)
+    record = run_record(config, dataset_root)  # checks the data folder before any run folder is made
     out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
     with run_folder_lock(out, f"train --preset {config.name}", name=process_lock_name()):
-        checkpoint = latest_checkpoint(out) if resume else None
-        if resume and checkpoint is None:
-            raise FileNotFoundError(f"resume=True but {str(out / CHECKPOINTS_DIR)!r} holds no complete checkpoint")
+        checkpoint = _check_run_folder(out, record, config, resume)
         bf16 = config.mixed_precision == "bf16" and torch.cuda.is_available() and torch.cuda.is_bf16_supported()
         # The sampler yields the global batch already split across processes, so the scheduler steps
         # once per optimiser step (not once per process, Accelerate's default for unsplit batches).
@@ -281,12 +412,20 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
         start = 0
         if checkpoint is not None:
             accelerator.load_state(str(checkpoint))
-            start = json.loads((checkpoint / "step.json").read_text())["step"]
-            if accelerator.is_main_process:
-                _truncate_metrics(out, start)
+            start = checkpoint_step(checkpoint)
             logger.info("resumed from %s at step %d", checkpoint, start)
+        # Every rank has checked the folder before the main one writes to it (else a slower rank would
+        # find this run's own record and refuse).
+        accelerator.wait_for_everyone()
         if accelerator.is_main_process:
-            (out / TRAINING_CONFIG_FILE).write_text(json.dumps(asdict(config), indent=2, default=list))
+            if resume:
+                _remove_incomplete(out)
+                _truncate_metrics(out, start)
+            # Written only once the policy and the data are built, so a run refused by build_policy or the
+            # dataset leaves an empty folder that a corrected rerun may use.
+            atomic_write_text(out / RUN_CONFIG_FILE, json.dumps(record, indent=2) + "\n")
+            atomic_write_text(out / TRAINING_CONFIG_FILE, json.dumps(asdict(config), indent=2, default=list))
+        accelerator.wait_for_everyone()
         accelerator.init_trackers(config.name)
         loader = _loader(dataset, tasks, processor, config, start, accelerator)
         losses = _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out, processor)

@@ -15,10 +15,15 @@ import typer
 
 def train_command(
     dataset_root: Annotated[Path, typer.Argument(help="Local LeRobot v3 dataset folder (meta/, data/, videos/).")],
-    output_dir: Annotated[Path, typer.Argument(help="Run folder: checkpoints/, metrics.jsonl, pretrained_model/.")],
+    output_dir: Annotated[
+        Path, typer.Argument(help="Run folder of one run (empty or new unless --resume): run_config.json, "
+                                  "checkpoints/, metrics.jsonl, pretrained_model/.")
+    ],
     preset: Annotated[str, typer.Option(help="Training preset (Table S3 rows, data subsets, or 'tiny').")] = "tiny",
     max_steps: Annotated[Optional[int], typer.Option(help="Override the preset's total steps.")] = None,
-    resume: Annotated[bool, typer.Option(help="Continue from the newest checkpoint in OUTPUT_DIR.")] = False,
+    resume: Annotated[
+        bool, typer.Option(help="Continue the run in OUTPUT_DIR from its newest checkpoint (same config and data).")
+    ] = False,
     init_expert_from: Annotated[
         Optional[Path], typer.Option(help="Checkpoint whose action_expert.* initialises the expert (DROID-style).")
     ] = None,
@@ -42,7 +47,10 @@ def train_command(
                        init_expert_from=None if init_expert_from is None else str(init_expert_from),
                        trackers=tuple(tracker or ()), **overrides)
     except (ValueError, FileNotFoundError) as error:
-        raise typer.BadParameter(str(error)) from error
+        # A plain line and exit 1, as `bspatial splits` does: the message names a folder or a field, and
+        # a usage-error box would wrap long paths mid-word and call a refused run folder an "invalid value".
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=1) from None
     typer.echo(f"trained {result.last_step} steps; {result.trainable_parameters:,} of {result.total_parameters:,} "
                f"parameters trainable; final loss {result.losses[-1] if result.losses else float('nan'):.4f}")
     if result.pretrained_dir is not None:

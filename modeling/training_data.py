@@ -7,6 +7,8 @@ Not remote code (imports lerobot).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -101,11 +103,67 @@ class ProcessorCollate:
         return dict(self.processor(default_collate(list(items))))
 
 
+# What training reads of a local LeRobot v3 folder before any frame: lerobot answers a missing one by
+# pulling the folder from the Hub under the repo id "local/<name>", which ends, offline or not, in a Hub
+# error that does not name the folder (measured: OfflineModeIsEnabled for a mistyped path). The stats
+# are needed too: the processor normalises with their q01 / q99.
+REQUIRED_META_FILES = ("meta/info.json", "meta/stats.json", "meta/tasks.parquet")
+REQUIRED_PARQUET_DIRS = ("meta/episodes", "data")
+
+
+def check_dataset_root(dataset_root: str | os.PathLike) -> Path:
+    """The local LeRobot dataset folder, checked before lerobot can fall back to the Hub; returns it.
+
+    Raises:
+        FileNotFoundError: the folder, or a file training needs in it, does not exist (named).
+        ValueError: ``meta/info.json`` is not a JSON object or counts no episode.
+    """
+    root = Path(dataset_root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"dataset folder {str(root)!r} does not exist (or is not a folder)")
+    missing = [name for name in REQUIRED_META_FILES if not (root / name).is_file()]
+    missing += [f"{name}/**/*.parquet" for name in REQUIRED_PARQUET_DIRS if not any((root / name).rglob("*.parquet"))]
+    if missing:
+        raise FileNotFoundError(f"dataset folder {str(root)!r} is not a local LeRobot v3 dataset: it lacks {missing}")
+    try:
+        info = json.loads((root / "meta/info.json").read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{str(root / 'meta/info.json')!r} is not valid JSON: {error}") from None
+    episodes = info.get("total_episodes") if isinstance(info, dict) else None
+    if not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"{str(root / 'meta/info.json')!r} must count at least one episode, "
+                         f"got total_episodes={episodes!r}")
+    return root
+
+
+def dataset_fingerprint(dataset_root: str | os.PathLike) -> str:
+    """``"sha256:<hex>"`` of the dataset's ``meta/info.json`` and ``meta/stats.json`` bytes.
+
+    Cheap (two small files) and stable (written once, by ``finalize``), and it follows the content, not
+    the location: info.json carries the features, fps and the episode / frame / task counts, and stats.json
+    the per-feature statistics of every frame, so a dataset rebuilt from other episodes changes it while a
+    copied or moved one keeps it. Frames are not hashed: that would read the whole dataset.
+    """
+    root = check_dataset_root(dataset_root)
+    digest = hashlib.sha256()
+    for name in ("meta/info.json", "meta/stats.json"):
+        data = (root / name).read_bytes()
+        digest.update(f"{name}\0{len(data)}\0".encode())  # framed, so bytes cannot move between files
+        digest.update(data)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def dataset_episode_count(dataset_root: str | os.PathLike) -> int:
+    """``total_episodes`` of the dataset's ``meta/info.json``."""
+    return int(json.loads((check_dataset_root(dataset_root) / "meta/info.json").read_text())["total_episodes"])
+
+
 def dataset_metadata(dataset_root: str | os.PathLike):
-    """The LeRobot metadata of the local dataset at ``dataset_root`` (no frame is decoded)."""
+    """The LeRobot metadata of the local dataset at ``dataset_root`` (no frame is decoded, no Hub access)."""
     from lerobot.datasets.lerobot_dataset import LeRobotDatasetMetadata
 
-    return LeRobotDatasetMetadata(f"local/{Path(dataset_root).name}", root=dataset_root)
+    root = check_dataset_root(dataset_root)
+    return LeRobotDatasetMetadata(f"local/{root.name}", root=root)
 
 
 def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk_size: int):
