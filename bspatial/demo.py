@@ -291,7 +291,8 @@ def policy_table(workdir: Path, seed: int) -> Table:
     policy_dir = workdir / "policy"
     checkpoint = policy_dir / "pretrained_model"
     if not checkpoint.is_dir():
-        result = train("tiny", str(demos), str(policy_dir))
+        # An interrupted demo left a run here: continue it (train refuses to start over in a non-empty folder).
+        result = train("tiny", str(demos), str(policy_dir), resume=(policy_dir / "run_config.json").exists())
         logger.info("trained the tiny policy %d steps, final loss %.3f", result.last_step, result.losses[-1])
     out = workdir / "rollouts" / "tiny-policy"
     run_rollouts(str(checkpoint), "held_out", [_POLICY_DEMO_TASK], out, n_episodes=1, seed=seed, max_steps=_POLICY_SMOKE_STEPS)

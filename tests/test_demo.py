@@ -24,3 +24,16 @@ def test_demo_prints_the_tables_and_reruns_resuming(tmp_path):
     assert second.returncode == 0, second.stderr
     assert "0 to run" in second.stderr  # every harness part and rollout resumed from its run folder
     assert "already done, 0 to run" in second.stderr
+
+
+def test_a_demo_interrupted_while_training_continues_the_run(tmp_path):
+    """The demo's policy folder holds a run stopped at step 1: the rerun resumes it (train refuses to start over)."""
+    from bspatial.construction.demos import record_demos
+    from bspatial.demo import _POLICY_DEMO_TASK, policy_table
+    from bspatial.modeling.train import train
+
+    record_demos(tmp_path / "demos", tasks=[_POLICY_DEMO_TASK], episodes_per_task=1, seed=0)
+    stopped = train("tiny", str(tmp_path / "demos"), str(tmp_path / "policy"), stop_at_step=1)
+    assert stopped.pretrained_dir is None
+    policy_table(tmp_path, seed=0)
+    assert (tmp_path / "policy" / "pretrained_model" / "config.json").is_file()
