@@ -8,8 +8,10 @@ order, so the records do not depend on the number of workers.
 
 Records go to ``<tmp>/records`` (JSONL + PNG / JPEG) and are exported to parquet repos with their cards
 (:mod:`~bspatial.construction.export`). Everything is built in a temporary sibling of ``out`` and
-renamed into place at the end, so a failed or interrupted build leaves nothing behind. Same preset and
-seed -> identical parquet bytes.
+renamed into place at the end (:func:`bspatial.common.files.publish_folder`), so a failed build leaves
+nothing behind and a killed one leaves only its staging folder, which the next build of ``out`` removes.
+Workers die with the build (:func:`bspatial.common.processes.worker_pool`). Same preset and seed ->
+identical parquet bytes.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from pathlib import Path
 
 from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
 from bspatial.catalog.tasks import NAVIGATION_TASKS
-from bspatial.common.files import publish_folder, staging_folder
+from bspatial.common.files import publish_folder, remove_stale_staging, require_folder_path, staging_folder
 from bspatial.common.locks import run_folder_lock
+from bspatial.common.processes import worker_pool
 from bspatial.construction.export import build_fingerprint, export_repos, quality_report
 from bspatial.construction.presets import Preset, PresetShortfall, get_preset
 from bspatial.construction.task_records import build_task_records
@@ -42,13 +45,15 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
     Raises:
         PresetShortfall: too few valid frames for a category (nothing is written).
         FileExistsError: ``out`` exists and is not empty (pass ``overwrite=True``).
+        NotAFolderError: ``out`` is, or lies under, a file (a ``ValueError``).
         ValueError: unknown preset, or ``workers`` < 1.
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     preset = get_preset(preset)
-    out = Path(out).resolve()
+    out = require_folder_path(Path(out).resolve())
     with run_folder_lock(out.parent, f"build --preset {preset.name}", name=f".{out.name}.lock"):
+        remove_stale_staging(out)   # we hold out's lock: a staging folder of out is a killed build's
         if out.exists() and any(out.iterdir()) and not overwrite:
             raise FileExistsError(f"out {str(out)!r} exists and is not empty; pass overwrite=True to replace it")
         tmp = staging_folder(out)
@@ -93,9 +98,6 @@ def _run_job(args: tuple) -> tuple[str, dict]:
 def _write_records(preset: Preset, seed: int, root: Path, workers: int = 1) -> dict:
     """Run the jobs (in ``workers`` spawned processes, one simulator each, or in this process) and merge
     their part files in :func:`_job_names` order, so the records do not depend on ``workers``."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     from tqdm.auto import tqdm
 
     (root / "images").mkdir(parents=True)
@@ -109,10 +111,9 @@ def _write_records(preset: Preset, seed: int, root: Path, workers: int = 1) -> d
                 results[job] = _run_job((preset, seed, root, job))[1]
                 bar.update()
         else:
-            context = multiprocessing.get_context("spawn")   # never fork a process that holds a GL context
             # Longest jobs first (general VQA, then the tasks), so the workers finish together.
             order = sorted(jobs, key=lambda j: (j != "general", j == "navigation"))
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            with worker_pool(workers) as pool:   # spawned (no GL context crosses a fork), die with us
                 for job, job_counts in pool.map(_run_job, [(preset, seed, root, j) for j in order]):
                     results[job] = job_counts
                     bar.update()

@@ -14,7 +14,8 @@ def build_command(
     preset: str = typer.Option("mini", "--preset", help="Preset name: tiny (tests), mini (the demo, a few minutes) or paper (the paper's exact counts)."),
     out: Path = typer.Option(..., "--out", help="Output folder: receives vqa/ and ir/ Hub-shaped repos."),
     seed: int = typer.Option(0, "--seed", help="Build seed: the same seed gives identical parquet bytes."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a non-empty --out."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a non-empty --out (the old one stays until "
+                                   "the new one is complete)."),
     workers: int = typer.Option(1, "--workers", min=1, help="Processes (one simulator each); the output does not "
                                 "depend on it. Use the number of cores for the paper preset."),
 ) -> None:

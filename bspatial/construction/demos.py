@@ -42,9 +42,12 @@ frozen-VLM baseline without IR, so a made-up destination point would be a cue no
 
 Paperback prefix augmentation (Appendix 16.8, ``paperback_prefix=True``): see :func:`paperback_prefix_spawn`.
 
-Everything is written into a temporary sibling of ``out`` and renamed into place at the end; a build
-that fails leaves nothing behind. A provenance file ``meta/bspatial_demos.json`` lists the build
-arguments, the kept episodes and every rejected attempt with its reason.
+Everything is written into a temporary sibling of ``out`` and renamed into place at the end
+(:func:`bspatial.common.files.publish_folder`): a build that fails leaves nothing behind; with
+``overwrite`` the old dataset stays at ``out`` until the new one is complete and the two are then swapped,
+so a kill at any moment leaves one complete dataset there; the next run removes what a killed one left.
+A provenance file ``meta/bspatial_demos.json`` lists the build arguments, the kept episodes and every
+rejected attempt with its reason.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ import numpy as np
 from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, CAMERAS, CONTROL_HZ, IR_TARGET_KEY, POLICY_IMAGE_SIZE,
                                      STATE_DIM, STATE_KEY, image_key)
-from bspatial.common.files import publish_folder, staging_folder
+from bspatial.common.files import publish_folder, remove_stale_staging, require_folder_path, staging_folder
 from bspatial.common.locks import run_folder_lock
 from bspatial.scoring.ir_target import ir_target_pixel
 
@@ -440,6 +443,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
 
     Raises:
         FileExistsError: ``out`` exists and ``overwrite`` is False.
+        NotAFolderError: ``out`` is, or lies under, a file (a ``ValueError``).
         ValueError: bad arguments, or no episode at all was scored correct.
     """
     from bspatial.catalog.tasks import NAVIGATION_TASKS
@@ -458,7 +462,9 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
     default = task_names() if suite == "manipulation" else NAVIGATION_TASKS
     names = [get_task(t).name for t in (default if tasks is None else tasks)]
+    require_folder_path(out)
     with run_folder_lock(out.parent, f"demos --suite {suite}", name=f".{out.name}.lock"):
+        remove_stale_staging(out)   # we hold out's lock: a staging folder of out is a killed run's
         if out.exists() and not overwrite:
             raise FileExistsError(f"{str(out)!r} exists; pass overwrite=True to replace it")
         out.parent.mkdir(parents=True, exist_ok=True)

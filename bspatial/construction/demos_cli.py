@@ -16,7 +16,8 @@ def demos_command(
     seed: int = typer.Option(0, "--seed", help="Build seed: demos use the training split "
                       "entries of this seed (`bspatial splits --seed`)."),
     split: str = typer.Option("train", "--split", help="Split recorded in the traces and episode metadata."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out (the old dataset stays "
+                                   "until the new one is complete)."),
     suite: str = typer.Option("manipulation", "--suite", help="Default task list: 'manipulation' (15 tasks) or "
                               "'navigation' (10 tasks, A* expert, validated spawns)."),
     paperback_prefix: bool = typer.Option(False, "--paperback-prefix", help="Prefix reach_paperback_book demos with "

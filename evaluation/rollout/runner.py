@@ -19,21 +19,23 @@ with a direct or paraphrased instruction, or as no-intervention scenes whose goa
 (success = not acting, :func:`bspatial.scoring.failure_modes.no_intervention_success`; the scripted
 reference holds still there). An entry whose condition is undefined is recorded with status
 ``"not_applicable"``. A crashed episode is recorded as an error and the run goes on.
+
+Worker processes die with the run (:func:`bspatial.common.processes.worker_pool`): a killed run writes
+nothing more, and its rerun removes the temporary files of result writes it cut short.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 
-from bspatial.common.files import atomic_write_text
+from bspatial.common.files import atomic_write_text, remove_stale_temp_files, require_folder_path
 from bspatial.common.locks import run_folder_lock
+from bspatial.common.processes import worker_pool
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one
 from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, EpisodeSpec, RunSettings, plan_episodes, resolve_tasks
 from bspatial.evaluation.rollout.policies import REFERENCE_BEHAVIOURS, check_policy_spec, resolve_ir
@@ -154,8 +156,10 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
     if policy_spec == "scripted":
         names, skipped_tasks = _scripted_tasks(names)
     plan = plan_episodes(split, names, n_episodes) if names else []
-    out = Path(out)
+    out = require_folder_path(out)
     with run_folder_lock(out, f"rollout --policy {policy_spec} --split {split}"):
+        for folder in (out, out / EPISODES_DIR):   # we hold out's lock: a temp file there is a killed run's
+            remove_stale_temp_files(folder)
         (out / EPISODES_DIR).mkdir(parents=True, exist_ok=True)
         _check_manifest(out, {"policy": policy_spec, "split": split, "split_build_seed": SPLIT_BUILD_SEED,
                               "seed": seed, "max_steps": max_steps,
@@ -184,9 +188,8 @@ def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, settings: Ru
                 statuses.append(run_one(backend, episode, policy_spec, out, settings)["status"])
                 bar.update()
         else:
-            context = multiprocessing.get_context("spawn")
             jobs = [(e, policy_spec, out, settings) for e in todo]
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            with worker_pool(workers) as pool:   # spawned (no GL context crosses a fork), die with us
                 for _, status in pool.map(_worker_run, jobs):
                     statuses.append(status)
                     bar.update()
