@@ -27,7 +27,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from bspatial.common.files import publish_folder, staging_folder
+from bspatial.common.files import publish_folder, remove_stale_staging, staging_folder
+from bspatial.common.locks import run_folder_lock
 from bspatial.common.paths import data_root
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ logger = logging.getLogger(__name__)
 METRIC_NAMES = ("bspatial_vqa", "bspatial_ir", "bspatial_action")
 HUB_NAMESPACE = "behavior-spatial"  # load_dataset("behavior-spatial/<suite>")
 SUITES = ("vqa", "ir")
+SEEDING_PURPOSE = "seeding"  # staging folders of a seeding: .<digest>.seeding-<8 chars> beside the target
 # evaluate's canonical metrics live under this Hub namespace; the cache folder name joins it with "--".
 _CANONICAL_NAMESPACE = "evaluate-metric"
 
@@ -135,13 +137,16 @@ def _seed_config(repo: Path, suite: str, config: str, cache_root: Path) -> Path:
         version, digest = prepared.parts[-2:]
         target = cache_root / f"{HUB_NAMESPACE}___{suite}" / config / version / digest
         target.parent.mkdir(parents=True, exist_ok=True)
-        # The cache builder looks for "<dataset name>-<split>.arrow" with the Hub name's last part.
-        staging = staging_folder(target, "seeding")
-        for file in prepared.iterdir():
-            name = file.name.replace(f"{builder.dataset_name}-", f"{suite}-", 1) if file.suffix == ".arrow" else file.name
-            shutil.copyfile(file, staging / name)
-        # datasets' hash for a local repo does not change with its contents, so a rebuild lands on
-        # the same folder: replace it (old aside, new in, old removed) so a reader never sees a mix.
-        publish_folder(staging, target)
+        # One seeding of a target at a time; whatever staging folder of it is found then is a killed run's.
+        with run_folder_lock(target.parent, f"hub install {suite}/{config}", name=f".{target.name}.lock"):
+            remove_stale_staging(target, SEEDING_PURPOSE)
+            # The cache builder looks for "<dataset name>-<split>.arrow" with the Hub name's last part.
+            staging = staging_folder(target, SEEDING_PURPOSE)
+            for file in prepared.iterdir():
+                name = file.name.replace(f"{builder.dataset_name}-", f"{suite}-", 1) if file.suffix == ".arrow" else file.name
+                shutil.copyfile(file, staging / name)
+            # datasets' hash for a local repo does not change with its contents, so a rebuild lands on
+            # the same folder: swap it in so a reader never sees a mix.
+            publish_folder(staging, target)
     logger.info("seeded %s/%s/%s at %s", HUB_NAMESPACE, suite, config, target)
     return target

@@ -88,3 +88,16 @@ def test_general_configs_load_by_bare_id_after_seeding(tmp_path):
     assert after.returncode == 0, after.stderr
     result = json.loads(after.stdout.split("RESULT", 1)[1])
     assert result == {"single": [1, 1], "multi": [4, 4], "type": "PIL.PngImagePlugin"}
+
+
+def test_a_killed_seeding_leaves_nothing_after_the_next_install(tmp_path):
+    from bspatial.hub import install_datasets
+
+    write_fixture_repos(tmp_path / "build")
+    targets = install_datasets(tmp_path / "build", cache_dir=tmp_path / "cache")
+    stale = targets[0].parent / f".{targets[0].name}.seeding-k1lled00"   # what a kill mid-copy leaves
+    stale.mkdir()
+    (stale / "half.arrow").write_bytes(b"\0" * 10)
+    again = install_datasets(tmp_path / "build", cache_dir=tmp_path / "cache")
+    assert again == targets and not stale.exists()
+    assert sorted(p.name for p in targets[0].parent.iterdir()) == [targets[0].name]   # no lock or staging left

@@ -4,5 +4,8 @@
 * :mod:`bspatial.common.seeds`: the one seed-derivation rule (stable across processes and runs);
 * :mod:`bspatial.common.paths`: where the shipped data folders (``metrics/``, ``datasets/``,
   ``hub_cards/``) live, in a checkout or an installed wheel;
-* :mod:`bspatial.common.lazy`: PEP 562 lazy package exports.
+* :mod:`bspatial.common.lazy`: PEP 562 lazy package exports;
+* :mod:`bspatial.common.locks`: one run per output folder (an exclusive lock naming its holder);
+* :mod:`bspatial.common.distributed`: this process's rank under a launcher, and a barrier that waits;
+* :mod:`bspatial.common.processes`: worker pools whose workers die with their parent.
 """

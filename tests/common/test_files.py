@@ -82,3 +82,12 @@ def test_an_output_path_on_or_under_a_file_is_refused_by_name(tmp_path):
         require_folder_path(taken / "a" / "b")
     assert require_folder_path(tmp_path / "new" / "deep") == tmp_path / "new" / "deep"
     assert isinstance(NotAFolderError("x"), ValueError)   # the commands report ValueErrors as usage errors
+
+
+def test_an_atomic_write_gets_the_mode_a_plain_open_would(tmp_path):
+    import os
+
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    written = atomic_write_text(tmp_path / "atomic.json", "{}")
+    assert os.stat(written).st_mode & 0o777 == os.stat(plain).st_mode & 0o777   # not mkstemp's 0600
