@@ -5,7 +5,8 @@ grid-A* expert), ``"random"`` (uniform joint targets and small base velocities, 
 :data:`RANDOM_HOLD_STEPS` steps, seeded per episode), ``"hold"`` (never moves), one of
 :data:`REFERENCE_BEHAVIOURS` (:mod:`bspatial.tasks.experts.references`) or a checkpoint folder (model +
 processor driven through the Appendix 16.3 controller; IR checkpoints get their IR image from the run's IR
-source, :mod:`bspatial.evaluation.rollout.ir`).
+source, :mod:`bspatial.evaluation.rollout.ir`), or another ecosystem's policy (:data:`EXTERNAL_POLICIES`:
+``lerobot:<checkpoint>``, ``openpi:ws://host:port``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ a distractor pursued, the training layout's target pursued, the instructed targe
 POLICY_KINDS: tuple[str, ...] = ("scripted", "random", "hold", *REFERENCE_BEHAVIOURS)
 """Built-in policies (``hold``: the robot never moves, the lower reference of the soft rules); any other spec
 must be a BSpatialVLA checkpoint folder."""
+EXTERNAL_POLICIES: dict[str, str] = {
+    "lerobot": "bspatial.evaluation.rollout.policy_lerobot",   # lerobot:<checkpoint folder>
+    "openpi": "bspatial.evaluation.rollout.policy_openpi",     # openpi:ws://<host>:<port>
+}
+"""``<kind>:<target>`` specs: policies of other ecosystems, one module per kind, imported only when used. Each
+module provides ``check_spec(target) -> str`` (the normalised target; ``ValueError`` naming what is wrong,
+before any episode) and ``make_policy(target, backend, instance, settings)`` (the per-step policy)."""
 CHECKPOINT_MODEL_TYPE = "bspatial_vla"
 """``model_type`` in a checkpoint's config.json (``BSpatialVLAConfig.model_type``)."""
 RANDOM_BASE_SPEED_M_S = 0.1
@@ -48,8 +56,13 @@ def check_policy_spec(policy_spec: str) -> str:
     """
     if policy_spec in POLICY_KINDS:
         return policy_spec
+    external = _external(policy_spec)
+    if external is not None:
+        kind, module, target = external
+        return f"{kind}:{module.check_spec(target)}"
     path = Path(policy_spec)
-    known = f"known policy specs: {', '.join(POLICY_KINDS)}, or a BSpatialVLA checkpoint folder"
+    known = (f"known policy specs: {', '.join(POLICY_KINDS)}, {', '.join(f'{k}:...' for k in EXTERNAL_POLICIES)}, "
+             "or a BSpatialVLA checkpoint folder")
     if not (path / "config.json").is_file():
         why = "no such folder" if not path.exists() else "no config.json in it"
         raise ValueError(f"policy {policy_spec!r} is not a behavior-spatial checkpoint ({why}); {known}")
@@ -63,9 +76,20 @@ def check_policy_spec(policy_spec: str) -> str:
     return str(path.resolve())
 
 
+def _external(policy_spec: str):
+    """``(kind, module, target)`` of an :data:`EXTERNAL_POLICIES` spec, else None."""
+    kind, sep, target = policy_spec.partition(":")
+    if not sep or kind not in EXTERNAL_POLICIES:
+        return None
+    import importlib
+
+    return kind, importlib.import_module(EXTERNAL_POLICIES[kind]), target
+
+
 def checkpoint_ir_mode(policy_spec: str) -> str:
-    """``config.ir_mode`` of a checkpoint folder read from its config.json (no torch); "none" for built-ins."""
-    if policy_spec in POLICY_KINDS:
+    """``config.ir_mode`` of a checkpoint folder read from its config.json (no torch); "none" for built-ins
+    and external policies (they get no IR image from the run)."""
+    if policy_spec in POLICY_KINDS or _external(policy_spec) is not None:
         return "none"
     config = json.loads((Path(policy_spec) / "config.json").read_text())
     return str(config.get("ir_mode", "none"))
@@ -251,6 +275,10 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
         return RandomPolicy(np.random.default_rng(episode_seed))
     if policy_spec in REFERENCE_BEHAVIOURS:
         return _reference_behaviour(policy_spec, backend, instance, np.random.default_rng(episode_seed), training_variant)
+    external = _external(policy_spec)
+    if external is not None:
+        _, module, target = external
+        return module.make_policy(target, backend, instance, settings)
     from bspatial.evaluation.rollout.controller import ChunkedPolicy
 
     if policy_spec not in _PREDICTORS:
