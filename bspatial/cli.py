@@ -13,6 +13,8 @@ hub_app = typer.Typer(help="Offline Hugging Face set-up: seed the caches that ba
 app.add_typer(hub_app, name="hub")
 sim_app = typer.Typer(help="The embedded MuJoCo household simulator: tasks and views.", no_args_is_help=True)
 app.add_typer(sim_app, name="sim")
+analyze_app = typer.Typer(help="Analyses across run folders: perception vs action (Table 3, Table S11).", no_args_is_help=True)
+app.add_typer(analyze_app, name="analyze")
 
 
 @app.callback()
@@ -63,6 +65,7 @@ def hub_install(
 def _register_subsystem_commands() -> None:
     # The command functions live with their subsystems; their modules keep heavy imports inside
     # the functions, so registering them here costs nothing at `--help` time.
+    from bspatial.evaluation.analysis.cli import correlate
     from bspatial.evaluation.vlm.cli import eval_vlm, report
 
     from bspatial.construction.cli import build_command, sim_calibrate_budgets
@@ -75,6 +78,7 @@ def _register_subsystem_commands() -> None:
     app.command("rollout")(rollout)
     app.command("eval-vlm")(eval_vlm)
     app.command("report")(report)
+    analyze_app.command("correlate")(correlate)
     sim_app.command("tasks")(sim_tasks)
     sim_app.command("view")(sim_view)
     sim_app.command("calibrate-budgets")(sim_calibrate_budgets)

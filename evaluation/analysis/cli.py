@@ -1,0 +1,42 @@
+"""Typer command functions of the analysis, wired into the main ``bspatial`` app as a group:
+
+    analyze_app.command("correlate")(correlate)     # bspatial analyze correlate ...
+
+Heavy imports (the run readers, which pull in the VLM runner's modules) stay inside the function so
+``bspatial --help`` is fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+# Light: numpy and the stdlib statistics (the readers, with the VLM runner's imports, load in the command).
+from bspatial.evaluation.analysis.bootstrap import DEFAULT_RESAMPLES
+
+
+def correlate(
+    vlm: Annotated[Path, typer.Option("--vlm", help="An eval-vlm run folder (its vqa-task_manipulation, ir-all and "
+                                                   "vqa-task_navigation parts are read).")],
+    rollout: Annotated[list[Path], typer.Option("--rollout", help="A rollout run folder (repeatable): one column each.")],
+    out: Annotated[Path, typer.Option(help="Folder for correlation.md, correlation.csv, correlation_per_task.csv.")] = Path("reports"),
+    n_resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = DEFAULT_RESAMPLES,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap resampling.")] = 0,
+    allow_incomplete: Annotated[bool, typer.Option(
+        help="Use VLM parts whose summary is not complete (some items unscored).")] = False,
+) -> None:
+    """Spearman's rho (average ranks) of per-task perception scores vs per-task policy success, in Table 3's
+    layout (and Table S11's navigation pairing), with bootstrap 95% intervals over tasks and over items/episodes."""
+    from bspatial.evaluation.analysis.correlate import correlate_runs
+    from bspatial.evaluation.analysis.report import write_report
+
+    try:
+        analysis = correlate_runs(vlm, rollout, n_resamples=n_resamples, seed=seed, allow_incomplete=allow_incomplete)
+        written = write_report(analysis, out)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    typer.echo(written["correlation.md"].read_text())
+    typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
