@@ -24,6 +24,10 @@ budget or on commitment):
   been at rest for :data:`SETTLE_STEPS` steps (the last row is then its resting pose, as the trace
   schema requires) or :data:`MAX_SETTLE_STEPS` after the release, whichever comes first.
 
+The loop itself is :class:`EpisodeRun`, advanced one action at a time: :func:`run_episode` drives it
+with a policy callable, and the gymnasium env (:mod:`bspatial.evaluation.envs`) steps it from outside,
+so both end episodes and score them by the same rules.
+
 Physics instability ends the episode with status ``sim_error``; the rows recorded before it are kept
 (the failing step's state is not recorded), and the caller's run goes on.
 
@@ -193,49 +197,101 @@ def _decided(recorder: _Recorder) -> bool:
     return _placement_settled(recorder.rows)
 
 
-def run_episode(backend: SimBackend, instance: TaskInstance, policy: Policy, *, split: str = "train", max_steps: int | None = None,
-                cameras: tuple[str, ...] = (), stop_when_decided: bool = True, load: bool = False) -> EpisodeResult:
-    """Run ``policy`` on ``instance`` for up to ``max_steps`` (default: the instance's step budget).
+class EpisodeRun:
+    """One episode advanced a step at a time: the loop :func:`run_episode` drives, and the gymnasium env steps.
+
+    One implementation of the step loop and its stopping rules for every caller (``bspatial rollout``,
+    the demos, :mod:`bspatial.evaluation.envs`): construction resets the world (or loads
+    ``instance.scene``); then :meth:`observation` / :meth:`step` alternate until :attr:`done`, and
+    :meth:`result` scores the recorded trace.
 
     Args:
         backend: a :class:`~bspatial.sim.backend.SimBackend` holding ``instance.scene`` (pass ``load=True``
             to load it here); the world is reset first.
         instance: the sampled task instance.
-        policy: ``Observation -> 23-dim action``.
         split: the trace's split (:data:`bspatial.scoring.trace.SPLITS`).
-        max_steps: step limit, at most the instance's step budget.
-        cameras: cameras rendered into every observation (none by default: privileged experts need none).
+        max_steps: step limit, at most the instance's step budget (default: the budget).
         stop_when_decided: end early once the outcome is committed (see the module docstring).
         load: load ``instance.scene`` into the backend first.
+
+    Attributes:
+        steps: actions applied so far (a failing one included).
+        status: None while running, then "decided", "timeout" or "sim_error".
+        state: the robot state the next action is chosen from.
     """
-    budget = instance.step_budget if max_steps is None else int(max_steps)
-    if not 1 <= budget <= instance.step_budget:
-        raise ValueError(f"max_steps must be in 1..{instance.step_budget} (the step budget), got {max_steps!r}")
-    if load:
-        backend.load(instance.scene)
-    else:
-        backend.reset()
-    recorder = _Recorder(backend, instance)
-    state = backend.robot_state()
-    status: Status = "timeout"
-    message, steps = "", 0
-    for t in range(budget):
-        images = {c: backend.render(c) for c in cameras}
-        action = policy(Observation(t, instance.instruction, state, images))
-        result = backend.step(action)
-        steps += 1
+
+    def __init__(self, backend: SimBackend, instance: TaskInstance, *, split: str = "train",
+                 max_steps: int | None = None, stop_when_decided: bool = True, load: bool = False) -> None:
+        budget = instance.step_budget if max_steps is None else int(max_steps)
+        if not 1 <= budget <= instance.step_budget:
+            raise ValueError(f"max_steps must be in 1..{instance.step_budget} (the step budget), got {max_steps!r}")
+        if load:
+            backend.load(instance.scene)
+        else:
+            backend.reset()
+        self.backend, self.instance, self.split = backend, instance, split
+        self.budget, self.stop_when_decided = budget, stop_when_decided
+        self.recorder = _Recorder(backend, instance)
+        self.state: RobotState = backend.robot_state()
+        self.steps = 0
+        self.status: Status | None = None
+        self.message = ""
+
+    @property
+    def done(self) -> bool:
+        return self.status is not None
+
+    def observation(self, cameras: tuple[str, ...] = ()) -> Observation:
+        """What the policy sees before the next action, with ``cameras`` rendered."""
+        images = {c: self.backend.render(c) for c in cameras}
+        return Observation(self.steps, self.instance.instruction, self.state, images)
+
+    def step(self, action: np.ndarray) -> Status | None:
+        """Apply one action, record the row the rules read and decide whether the episode ends.
+
+        Returns:
+            the final status once the episode has ended, else None.
+        """
+        if self.done:
+            raise RuntimeError(f"the episode has ended (status {self.status!r}); start a new one")
+        inst = self.instance
+        result = self.backend.step(action)
+        self.steps += 1
         if result.status != "ok":
-            status, message = "sim_error", result.message
-            logger.warning("episode %s/%s seed %s: sim_error at step %d: %s", instance.task, instance.variant,
-                           instance.seed, t, message)
-            break
-        state = backend.robot_state()
-        recorder.record(state)
-        if stop_when_decided and _decided(recorder):
-            status = "decided"
-            break
-    trace = recorder.trace(split)
-    return EpisodeResult(trace, outcome_from_trace(trace) if trace is not None else None, status, steps, message)
+            self.status, self.message = "sim_error", result.message
+            logger.warning("episode %s/%s seed %s: sim_error at step %d: %s", inst.task, inst.variant,
+                           inst.seed, self.steps - 1, self.message)
+            return self.status
+        self.state = self.backend.robot_state()
+        self.recorder.record(self.state)
+        if self.stop_when_decided and _decided(self.recorder):
+            self.status = "decided"
+        elif self.steps >= self.budget:
+            self.status = "timeout"
+        return self.status
+
+    def result(self) -> EpisodeResult:
+        """The recorded trace and its Table S4 outcome (call once :attr:`done`)."""
+        if not self.done:
+            raise RuntimeError(f"the episode is still running (step {self.steps} of {self.budget})")
+        trace = self.recorder.trace(self.split)
+        outcome = outcome_from_trace(trace) if trace is not None else None
+        return EpisodeResult(trace, outcome, self.status, self.steps, self.message)
+
+
+def run_episode(backend: SimBackend, instance: TaskInstance, policy: Policy, *, split: str = "train", max_steps: int | None = None,
+                cameras: tuple[str, ...] = (), stop_when_decided: bool = True, load: bool = False) -> EpisodeResult:
+    """Run ``policy`` on ``instance`` for up to ``max_steps`` (default: the instance's step budget).
+
+    The loop over :class:`EpisodeRun` (whose arguments these are); ``policy`` maps an
+    :class:`Observation` to a 23-dim action, and ``cameras`` are rendered into every observation (none by
+    default: privileged experts need none).
+    """
+    run = EpisodeRun(backend, instance, split=split, max_steps=max_steps, stop_when_decided=stop_when_decided,
+                     load=load)
+    while not run.done:
+        run.step(policy(run.observation(cameras)))
+    return run.result()
 
 
 def load_instance(backend: SimBackend, task: str, variant: str, seed: int,

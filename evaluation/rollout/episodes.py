@@ -85,6 +85,18 @@ def _scored(result, condition: str) -> dict[str, Any]:
             "failure_mode": primary_failure_mode(result.trace, outcome)}
 
 
+def finished_record(episode: EpisodeSpec, policy_spec: str, result, *, condition: str = "spatial",
+                    instruction: str | None = None, spawn: dict[str, Any] | None = None, policy=None) -> dict[str, Any]:
+    """The result record (module docstring) of a finished :class:`~bspatial.tasks.episode.EpisodeResult`.
+
+    One record format for ``bspatial rollout`` and the gymnasium env (:mod:`bspatial.evaluation.envs`).
+    """
+    return _record(episode, policy_spec, condition=condition, instruction=instruction, status=result.status,
+                   steps=result.steps, message=result.message, **_scored(result, condition),
+                   trace=result.trace.to_dict() if result.trace is not None else None,
+                   ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None)
+
+
 def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Path,
             settings: RunSettings = RunSettings()) -> dict[str, Any]:
     """Run and record one episode; any exception becomes a status "error" record (the run goes on).
@@ -110,10 +122,8 @@ def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Pa
         finally:
             if hasattr(policy, "close"):
                 policy.close()   # threaded inference: no computation outlives its episode
-        record = _record(episode, policy_spec, condition=condition, instruction=instruction, status=result.status,
-                         steps=result.steps, message=result.message, **_scored(result, condition),
-                         trace=result.trace.to_dict() if result.trace is not None else None,
-                         ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None)
+        record = finished_record(episode, policy_spec, result, condition=condition, instruction=instruction,
+                                 spawn=spawn, policy=policy)
     except NotApplicable as why:
         record = _record(episode, policy_spec, condition=condition, status="not_applicable", message=str(why))
     except Exception as error:  # recorded, not hidden: the result file says what failed
