@@ -71,11 +71,14 @@ def _register_subsystem_commands() -> None:
     from bspatial.construction.cli import build_command, sim_calibrate_budgets
     from bspatial.construction.demos_cli import demos_command
     from bspatial.evaluation.rollout.cli import rollout
+    from bspatial.evaluation.serving.cli import openpi_norm_stats, serve_policy
     from bspatial.tasks.cli import sim_tasks, sim_view
 
     app.command("build")(build_command)
     app.command("demos")(demos_command)
     app.command("rollout")(rollout)
+    app.command("serve-policy")(serve_policy)
+    app.command("openpi-norm-stats")(openpi_norm_stats)
     app.command("eval-vlm")(eval_vlm)
     app.command("report")(report)
     analyze_app.command("correlate")(correlate)
