@@ -25,7 +25,9 @@ Action: the 23-dim R1Pro action (:data:`bspatial.catalog.schema.ACTION_SLICES`).
 is committed (status "decided") or the physics failed ("sim_error"); ``truncated`` at the step budget
 ("timeout"). ``info["is_success"]`` is the strict outcome (``outcome == "correct"``), set on the step that ends
 the episode, with ``outcome``, ``soft_credit``, ``detail`` and ``failure_mode``; the reward is 1.0 on that step
-for a strict success, else 0.0 (sparse, as LeRobot's benchmark envs).
+for a strict success, else 0.0 (sparse, as LeRobot's benchmark envs). With ``record_dir`` every finished
+episode's record is also written to ``<record_dir>/episodes/<task>-<index>.json``, a rollout run folder that
+:func:`bspatial.evaluation.rollout.tables.write_tables` turns into Table 4 (soft and wrong-target rates too).
 
 Example:
     >>> env = BSpatialEnv("reach_plate", max_steps=3)
@@ -44,6 +46,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -139,6 +142,7 @@ class BSpatialEnv(gym.Env):
         cameras: cameras rendered into the observation (default all three).
         image_size: square render size (the demos' 224 by default).
         render_mode: "rgb_array" (``render()`` returns the head camera's last frame) or None.
+        record_dir: folder that receives each finished episode's record (see the module docstring); None = none.
 
     Attributes:
         task_name: the canonical task name.
@@ -150,7 +154,7 @@ class BSpatialEnv(gym.Env):
 
     def __init__(self, task: str, split: str | None = None, *, n_episodes: int | None = None,
                  max_steps: int | None = None, cameras: Sequence[str] = CAMERAS, image_size: int = POLICY_IMAGE_SIZE,
-                 render_mode: str | None = "rgb_array") -> None:
+                 render_mode: str | None = "rgb_array", record_dir: str | os.PathLike | None = None) -> None:
         from bspatial.catalog.tasks import canonical_task_name
         from bspatial.tasks.budgets import step_budget
 
@@ -171,6 +175,11 @@ class BSpatialEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.cameras, self.image_size, self.max_steps, self.render_mode = cameras, image_size, max_steps, render_mode
+        self.record_dir = None
+        if record_dir is not None:
+            from bspatial.common.files import require_folder_path
+
+            self.record_dir = require_folder_path(record_dir)
         budget = step_budget(self.task_name)
         # lerobot-eval reads `_max_episode_steps` as its loop bound; the env truncates at the same step itself.
         self._max_episode_steps = budget if max_steps is None else min(max_steps, budget)
@@ -245,6 +254,8 @@ class BSpatialEnv(gym.Env):
 
             self._record = finished_record(self._episode, ENV_POLICY, self._run.result(), instruction=self.task,
                                            spawn=self._spawn)
+            if self.record_dir is not None:
+                self._write_record()
         if status != "sim_error":   # a failed step leaves no state worth rendering: the last frame stays
             self._obs = self._observe()
         success = self._record is not None and self._record["outcome"] == "correct"
@@ -279,6 +290,16 @@ class BSpatialEnv(gym.Env):
         if seed is not None:
             return int(seed) % n
         return 0 if self._index is None else (self._index + 1) % n
+
+    def _write_record(self) -> None:
+        import json
+
+        from bspatial.common.files import atomic_write_text
+        from bspatial.evaluation.rollout.episodes import result_path
+
+        path = result_path(self.record_dir, self._episode)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(self._record))
 
     def _observe(self) -> dict[str, Any]:
         frames = {cam: self._backend.render(cam).rgb for cam in self.cameras}

@@ -63,6 +63,8 @@ def check_policy_spec(policy_spec: str) -> str:
     path = Path(policy_spec)
     known = (f"known policy specs: {', '.join(POLICY_KINDS)}, {', '.join(f'{k}:...' for k in EXTERNAL_POLICIES)}, "
              "or a BSpatialVLA checkpoint folder")
+    if (kind := _lerobot_type(path)) is not None:   # a LeRobot checkpoint runs through the lerobot: kind
+        known = f"it is a LeRobot {kind!r} policy checkpoint: run it as lerobot:{policy_spec}"
     if not (path / "config.json").is_file():
         why = "no such folder" if not path.exists() else "no config.json in it"
         raise ValueError(f"policy {policy_spec!r} is not a behavior-spatial checkpoint ({why}); {known}")
@@ -74,6 +76,18 @@ def check_policy_spec(policy_spec: str) -> str:
         raise ValueError(f"policy {policy_spec!r} is not a behavior-spatial checkpoint (config.json model_type="
                          f"{model_type!r}, expected {CHECKPOINT_MODEL_TYPE!r}); {known}")
     return str(path.resolve())
+
+
+def _lerobot_type(path: Path) -> str | None:
+    """LeRobot's policy ``type`` in the config.json of ``path`` (or of lerobot-train's ``<step>/pretrained_model/``)."""
+    for config in (path / "config.json", path / "pretrained_model" / "config.json"):
+        try:
+            kind = json.loads(config.read_text()).get("type")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(kind, str) and kind:
+            return kind
+    return None
 
 
 def _external(policy_spec: str):

@@ -1,0 +1,247 @@
+"""LeRobot both ways: ``lerobot-eval --env.type=bspatial`` (the plugin) and ``bspatial rollout --policy lerobot:...``.
+
+One ACT trained by the real ``lerobot-train`` on demos recorded here by ``bspatial demos`` serves both harnesses
+(module fixture). Its 2 training steps teach it little, so its rates are near 0; the harnesses are shown to agree
+by more than a rate: episode for episode, the traces lerobot-eval's episodes leave are the rollout's byte for
+byte. That a strict success reaches lerobot-eval's ``pc_success`` is shown with the scripted
+experts behind LeRobot's policy interface, on a cap where one of two episodes commits.
+"""
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from bspatial.cli import app
+from bspatial.evaluation.envs import BSpatialEnv
+from bspatial.evaluation.envs.lerobot_env import BSpatialEnvConfig
+from bspatial.evaluation.rollout.episodes import load_results
+from bspatial.tasks.experts import make_expert
+
+TASK = "reach_plate"
+EVAL_STEPS = 20       # a cap on the ACT's episodes (2 training steps: short episodes say as much as long ones)
+BIN = Path(sys.executable).parent
+OFFLINE = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled"}
+
+
+def _run(args, cwd):
+    proc = subprocess.run([str(a) for a in args], cwd=cwd, env=OFFLINE, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{args[0]} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+def _rollout(*args) -> list[dict]:
+    out = Path(args[args.index("--out") + 1])
+    result = CliRunner().invoke(app, ["rollout", "--tasks", TASK, "--no-progress", *map(str, args)])
+    assert result.exit_code == 0, result.output
+    return load_results(out)
+
+
+def _strict(records) -> float:
+    return sum(r["outcome"] == "correct" for r in records) / len(records)
+
+
+def _same_episodes(left: list[dict], right: list[dict]) -> None:
+    """Equal result records (who chose the actions aside) with byte-equal traces."""
+    assert [r["index"] for r in left] == [r["index"] for r in right] and left
+    for a, b in zip(left, right):
+        assert {k: v for k, v in a.items() if k != "policy"} == {k: v for k, v in b.items() if k != "policy"}, a["index"]
+        assert json.dumps(a["trace"]) == json.dumps(b["trace"])
+
+
+@pytest.fixture(scope="module")
+def act_checkpoint(tmp_path_factory):
+    """lerobot-train's step folder (``checkpoints/000002``, ``pretrained_model/`` inside) of an ACT trained 2 steps
+    on one demo of TASK, offline on CPU, with no pretrained backbone weights."""
+    root = tmp_path_factory.mktemp("lerobot")
+    _run([sys.executable, "-m", "bspatial.cli", "demos", "--out", root / "demos", "--task", TASK,
+          "--episodes-per-task", "1"], root)
+    _run([BIN / "lerobot-train", "--policy.type=act", f"--dataset.root={root / 'demos'}",
+          "--dataset.repo_id=local/bspatial_demos", "--steps=2", "--batch_size=2", "--save_freq=2",
+          "--num_workers=0", "--policy.device=cpu", "--policy.push_to_hub=false",
+          "--policy.pretrained_backbone_weights=null", "--wandb.enable=false", f"--output_dir={root / 'train'}",
+          # A small ACT (a 32-step chunk, as ours) keeps the test short; nothing here depends on its size.
+          "--policy.dim_model=64", "--policy.n_heads=2", "--policy.dim_feedforward=128",
+          "--policy.n_encoder_layers=1", "--policy.n_decoder_layers=1", "--policy.use_vae=false",
+          "--policy.chunk_size=32", "--policy.n_action_steps=32"], root)
+    return root / "train" / "checkpoints" / "000002"
+
+
+def test_the_plugin_distribution_is_installed():
+    # lerobot-eval finds --env.type=bspatial only through an installed distribution named lerobot_env_*.
+    try:
+        importlib.metadata.distribution("lerobot_env_bspatial")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.fail("lerobot_env_bspatial is not installed: pip install -e plugins/lerobot_env_bspatial (make venv)")
+
+
+def test_lerobot_eval_and_rollout_play_the_same_episodes(act_checkpoint, tmp_path):
+    evaluated = tmp_path / "lerobot-eval"
+    # batch_size 1: a batch of 2 changes the network's float rounding (~1e-8 in the traces), not the episodes.
+    _run([BIN / "lerobot-eval", f"--policy.path={act_checkpoint / 'pretrained_model'}", "--env.type=bspatial",
+          f"--env.task={TASK}", f"--env.episode_length={EVAL_STEPS}", f"--env.record_dir={evaluated / 'records'}",
+          "--eval.n_episodes=2", "--eval.batch_size=1", "--seed=0", "--policy.device=cpu",
+          f"--output_dir={evaluated}"], tmp_path)
+    info = json.loads((evaluated / "eval_info.json").read_text())
+    rollout = _rollout("--policy", f"lerobot:{act_checkpoint}#select_action", "--n-episodes", 2,
+                       "--max-steps", EVAL_STEPS, "--out", tmp_path / "rollout")
+    assert [r["status"] in ("decided", "timeout") for r in rollout] == [True, True]   # no crash, no sim error
+    assert info["overall"]["n_episodes"] == 2 and info["overall"]["pc_success"] == 100 * _strict(rollout)
+    assert info["per_task"][0]["task_group"] == TASK
+    assert info["per_task"][0]["metrics"]["successes"] == [r["outcome"] == "correct" for r in rollout]
+    _same_episodes(load_results(evaluated / "records"), rollout)
+
+
+def test_rollout_drives_a_lerobot_policy_through_the_chunk_controller(act_checkpoint, tmp_path):
+    from lerobot.configs.policies import PreTrainedConfig
+    from lerobot.envs.utils import preprocess_observation
+    from lerobot.policies.act.modeling_act import ACTPolicy
+    from lerobot.policies.factory import make_pre_post_processors
+
+    from bspatial.evaluation.rollout.controller import ChunkedPolicy, REPLAN_THRESHOLD
+    from bspatial.evaluation.rollout.plan import RunSettings
+    from bspatial.evaluation.rollout.policies import check_policy_spec, make_policy
+    from bspatial.tasks.episode import run_episode
+
+    # What lerobot itself predicts on the env's first observation of held-out entry 0 (its own loading code).
+    folder = str(act_checkpoint / "pretrained_model")
+    act = ACTPolicy.from_pretrained(folder).eval()
+    pre, post = make_pre_post_processors(PreTrainedConfig.from_pretrained(folder), pretrained_path=folder)
+    env_pre, _ = BSpatialEnvConfig(task=TASK).get_env_processors()
+    env = BSpatialEnv(TASK, n_episodes=1)
+    try:
+        obs, _ = env.reset(seed=0)
+        with torch.inference_mode():
+            batch = pre(env_pre({**preprocess_observation(obs), "task": [env.task]}))
+            expected = post(act.predict_action_chunk(batch))[0].numpy()
+        # The rollout's policy on the same episode (same simulator state: the env's, reset again by the loop).
+        spec = check_policy_spec(f"lerobot:{act_checkpoint}")
+        policy = make_policy(spec, env.backend, env.instance, RunSettings())
+        assert isinstance(policy, ChunkedPolicy)
+        applied = []
+        # All 25 steps, even past a commitment: this test is about when the controller plans.
+        result = run_episode(env.backend, env.instance, lambda o: applied.append(policy(o)) or applied[-1],
+                             split="held_out", max_steps=25, stop_when_decided=False)
+    finally:
+        env.close()
+    assert (result.status, result.steps, len(applied)) == ("timeout", 25, 25)
+    # Appendix 16.3: a plan every REPLAN_THRESHOLD steps; until the second plan, the first chunk's rows.
+    assert policy.calls == [0, REPLAN_THRESHOLD, 2 * REPLAN_THRESHOLD]
+    np.testing.assert_allclose(np.array(applied[:REPLAN_THRESHOLD]), expected[:REPLAN_THRESHOLD], rtol=1e-6, atol=1e-6)
+    assert not np.allclose(applied[REPLAN_THRESHOLD], expected[REPLAN_THRESHOLD])   # the second plan takes over
+    # Through the CLI as well: the default (controller) mode runs and scores its episode.
+    record, = _rollout("--policy", f"lerobot:{act_checkpoint}", "--n-episodes", 1, "--max-steps", 12,
+                       "--out", tmp_path / "controller")
+    assert record["status"] in ("decided", "timeout") and record["outcome"] in ("correct", "wrong", "none")
+    assert record["policy"] == f"lerobot:{(act_checkpoint / 'pretrained_model').resolve()}"
+
+
+def _scripted_experts(vec_env):
+    """Our scripted experts behind LeRobot's policy interface, one per sub-env of ``vec_env``: a stand-in for a
+    trained policy that succeeds, to see a strict success reach lerobot-eval's pc_success."""
+    from lerobot.policies.act.configuration_act import ACTConfig
+    from lerobot.policies.pretrained import PreTrainedPolicy
+
+    class ScriptedExperts(PreTrainedPolicy):
+        config_class, name = ACTConfig, "bspatial_scripted_experts"
+
+        def __init__(self):
+            super().__init__(ACTConfig())
+            self.experts = None
+
+        def reset(self):
+            self.experts = None   # rebuilt on the first step, once lerobot-eval has reset the envs
+
+        def select_action(self, batch):
+            envs = [e.unwrapped for e in vec_env.envs]
+            if self.experts is None:
+                self.experts = [make_expert(e.backend, e.instance) for e in envs]
+            rows = [x(e.policy_observation) if e.episode_record is None else e.backend.hold_action()
+                    for x, e in zip(self.experts, envs)]
+            return torch.as_tensor(np.stack(rows))   # float64, as the rollout hands the experts' actions over
+
+        def predict_action_chunk(self, batch):
+            raise NotImplementedError
+
+        def forward(self, batch):
+            raise NotImplementedError
+
+        def get_optim_params(self):
+            return {}
+
+    return ScriptedExperts()
+
+
+def test_lerobot_eval_counts_a_strict_success_as_the_rollout_does(tmp_path):
+    from lerobot.scripts.lerobot_eval import eval_policy_all
+
+    # Cap the budget one step short of the longer of two scripted episodes: exactly one of them commits.
+    full = _rollout("--policy", "scripted", "--n-episodes", 2, "--out", tmp_path / "full")
+    assert [r["outcome"] for r in full] == ["correct", "correct"] and full[0]["steps"] != full[1]["steps"]
+    cap = max(r["steps"] for r in full) - 1
+    rollout = _rollout("--policy", "scripted", "--n-episodes", 2, "--max-steps", cap, "--out", tmp_path / "capped")
+    assert _strict(rollout) == 0.5
+
+    config = BSpatialEnvConfig(task=TASK, episode_length=cap, camera_names="head", image_size=64,
+                               record_dir=str(tmp_path / "records"))
+    envs = config.create_envs(n_envs=2)   # both episodes side by side in one vector env
+    env_pre, env_post = config.get_env_processors()
+    info = eval_policy_all(envs, _scripted_experts(envs[TASK][0]), env_pre, env_post, lambda b: b, lambda a: a,
+                           n_episodes=2, start_seed=0)
+    assert info["overall"]["pc_success"] == 100 * _strict(rollout) == 50.0
+    assert info["per_task"][0]["metrics"]["successes"] == [r["outcome"] == "correct" for r in rollout]
+    _same_episodes(load_results(tmp_path / "records"), rollout)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(task="reach_moon"), "env.task='reach_moon' (env.split=None): unknown task 'reach_moon'"),
+    (dict(task="move_to_fridge", split="held_out"), "unknown task 'move_to_fridge'; known tasks for split 'held_out'"),
+    (dict(task="reach_plate", camera_names="head,tail"), "env.camera_names must be distinct names from"),
+    (dict(task="reach_plate", fps=10), "env.fps must be the simulator's control rate 30, got 10"),
+    (dict(task="reach_plate", episode_length=0), "env.episode_length must be an int >= 1 (or None: the budget), got 0"),
+    (dict(task="reach_plate", image_size=1000), "env.image_size must be an int in 1..720, got 1000"),
+])
+def test_env_config_refuses_bad_fields_by_name(kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        BSpatialEnvConfig(**kwargs)
+
+
+def test_env_config_builds_one_env_per_task_with_the_demos_keys():
+    config = BSpatialEnvConfig(task="all", split="prompt_probe")
+    names = config.task_names()
+    assert len(names) == 14 and "place_saucer" not in names   # Table S2: 14 tasks with prompt probes
+    assert BSpatialEnvConfig(task="reach_plate, move_to_fridge").task_names() == ["reach_plate", "move_to_fridge"]
+    assert config.features_map["pixels/head"] == "observation.images.rgb.head"
+    assert config.features["agent_pos"].shape == (84,) and config.features["action"].shape == (23,)
+    envs = BSpatialEnvConfig(task="reach_plate,move_to_fridge", episode_length=5).create_envs(n_envs=1)
+    try:
+        assert list(envs) == ["reach_plate", "move_to_fridge"]
+        navigation = envs["move_to_fridge"][0].envs[0].unwrapped
+        assert (navigation.split, navigation._max_episode_steps) == ("navigation", 5)
+    finally:
+        for group in envs.values():
+            group[0].close()
+    with pytest.raises(ValueError, match="env.task is required"):
+        BSpatialEnvConfig().create_envs(n_envs=1)
+
+
+def test_lerobot_eval_inputs_carry_each_camera_under_its_demo_key():
+    from lerobot.envs.utils import preprocess_observation
+
+    obs = {"pixels": {"head": np.full((4, 4, 3), 51, np.uint8), "left_wrist": np.full((4, 4, 3), 102, np.uint8),
+                      "right_wrist": np.full((4, 4, 3), 153, np.uint8)},
+           "agent_pos": np.arange(84, dtype=np.float32)}
+    env_pre, _ = BSpatialEnvConfig(task=TASK).get_env_processors()
+    batch = env_pre({**preprocess_observation(obs), "task": ["reach the plate"]})   # as lerobot-eval's loop
+    for camera, value in (("head", 0.2), ("left_wrist", 0.4), ("right_wrist", 0.6)):
+        image = batch[f"observation.images.rgb.{camera}"]
+        assert image.shape == (1, 3, 4, 4) and torch.allclose(image, torch.full_like(image, value))
+    assert batch["observation.state"].tolist() == [list(range(84))] and batch["task"] == ["reach the plate"]
+    assert not any(k.startswith("observation.images.") and ".rgb." not in k for k in batch)
