@@ -9,6 +9,8 @@ Example:
     (23, (14, 22), 84)
     >>> image_key("head")
     'observation.images.rgb.head'
+    >>> len(STATE_NAMES), STATE_NAMES[PROPRIO_SLICES["base_velocity"]], ACTION_NAMES[GRIPPER_DIMS[0]]
+    (84, ('base_vx', 'base_vy', 'base_wz'), 'left_gripper')
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ ACTION_SLICES: dict[str, slice] = {
 ARMS: tuple[str, ...] = ("left", "right")
 GRIPPER_DIMS: tuple[int, ...] = tuple(ACTION_SLICES[f"{arm}_gripper"].start for arm in ARMS)
 """Left / right gripper dims of the action."""
+ACTION_NAMES: tuple[str, ...] = (
+    "base_vx", "base_vy", "base_wz",
+    *(f"torso_joint_{i}" for i in range(1, 5)),
+    *(f"left_arm_joint_{i}" for i in range(1, 8)), "left_gripper",
+    *(f"right_arm_joint_{i}" for i in range(1, 8)), "right_gripper",
+)
+"""Per-dimension names of the action (LeRobot ``info.json`` ``names``), in :data:`ACTION_SLICES` order. Joints
+are numbered from 1 like the simulator's (``robot/left_arm_1`` ...) and BEHAVIOR's R1Pro joints."""
 
 # ----------------------------------------------------------------------------- robot state (observation.state)
 
@@ -54,6 +64,28 @@ def _slices(layout: tuple[tuple[str, int], ...]) -> dict[str, slice]:
 
 PROPRIO_SLICES: dict[str, slice] = _slices(PROPRIO_LAYOUT)
 STATE_DIM = sum(size for _, size in PROPRIO_LAYOUT)
+
+
+def _joints(prefix: str, n: int, suffix: str) -> tuple[str, ...]:
+    return tuple(f"{prefix}_joint_{i}_{suffix}" for i in range(1, n + 1))
+
+
+_STATE_GROUP_NAMES: dict[str, tuple[str, ...]] = {
+    "base_pose": ("base_x", "base_y", "base_yaw"),
+    "base_yaw_cos_sin": ("base_yaw_cos", "base_yaw_sin"),
+    "base_velocity": ("base_vx", "base_vy", "base_wz"),
+    "torso_qpos": _joints("torso", 4, "pos"), "torso_qvel": _joints("torso", 4, "vel"),
+    **{f"{arm}_arm_{part}": _joints(f"{arm}_arm", 7, suffix) for arm in ARMS
+       for part, suffix in (("qpos", "pos"), ("qpos_sin", "pos_sin"), ("qpos_cos", "pos_cos"), ("qvel", "vel"))},
+    "left_gripper": ("left_gripper",), "right_gripper": ("right_gripper",),
+    "left_eef_pos": ("left_eef_x", "left_eef_y", "left_eef_z"),
+    "right_eef_pos": ("right_eef_x", "right_eef_y", "right_eef_z"),
+    "left_grasp": ("left_grasp",), "right_grasp": ("right_grasp",),
+    "gripper_width": ("left_gripper_width", "right_gripper_width"),
+}
+STATE_NAMES: tuple[str, ...] = tuple(name for group, _ in PROPRIO_LAYOUT for name in _STATE_GROUP_NAMES[group])
+"""Per-dimension names of ``observation.state`` (LeRobot ``info.json`` ``names``), in :data:`PROPRIO_LAYOUT`
+order: a group's dims are named after it (``left_arm_qpos`` -> ``left_arm_joint_1_pos`` ...)."""
 
 # ----------------------------------------------------------------------------- cameras, rates, sizes
 
