@@ -1,7 +1,8 @@
 """The scripted experts' shared machinery: the action script loop, motion primitives and base placement.
 
 A script is a Python generator that yields one 23-dim action per control step; :class:`ScriptedExpert`
-wraps it in the policy callable that :func:`bspatial.tasks.episode.run_episode` drives, and holds still
+wraps it in the policy callable that :func:`bspatial.tasks.episode.run_episode` drives, passes every action
+through the base velocity ramp (:class:`BaseVelocityRamp`, :data:`BASE_MAX_ACCEL_M_S2`) and holds still
 once the script ends. The primitives (joint and Cartesian moves through the backend's IK, base drives,
 gripper commands) and the collision-free base placement are shared by every manipulation expert.
 """
@@ -19,6 +20,14 @@ from bspatial.sim.backend import IKResult, SimBackend
 from bspatial.tasks.base import TaskInstance
 
 BASE_SPEED_M_S = 0.4            # cruise speed of the scripted base (BASE_MAX_SPEED is 1.0)
+BASE_MAX_ACCEL_M_S2 = 1.0
+"""Velocity ramp (ours, not the paper's): the commanded planar base velocity (vx, vy as a vector) changes by at
+most this much per second, i.e. 1/30 m/s per control step; cruise (0.4 m/s) is reached in 12 steps (0.4 s), the
+navigation expert's 0.6 m/s in 18. A typical indoor mobile-base acceleration; the sim's base tracks any command
+within a step (robot.BASE_KV), so without it a demonstration jumps from rest to cruise in one frame."""
+BASE_MAX_YAW_ACCEL_RAD_S2 = 3.0
+"""... and the commanded yaw rate by at most this much per second (0.1 rad/s per step): the sim's yaw-rate clip
+(robot.BASE_MAX_YAW_RATE, 1.5 rad/s) is reached in 15 steps (0.5 s)."""
 BASE_GAIN = 2.0                 # 1/s, proportional base position gain
 BASE_TOL_M = 0.01
 BASE_FOOTPRINT_HALF = (0.30, 0.25)  # the base box's half extents (bspatial.sim.robot.build_robot)
@@ -50,6 +59,45 @@ FRONT_APPROACH_TASKS = frozenset({"reach_hardback"})
 """Targets inside shelf cells: the layer above leaves no room for a top-down approach."""
 
 
+class BaseVelocityRamp:
+    """Rate limiter on the base command (action 0:3): clips it to what the base executes, then ramps towards it.
+
+    Per step the planar command (vx, vy) moves towards the wanted one by at most ``max_accel / CONTROL_HZ`` (as a
+    vector, so the direction of travel is kept) and wz by at most ``max_yaw_accel / CONTROL_HZ``. The wanted command
+    is first clipped as the simulator clips it (``|vx|, |vy| <= BASE_MAX_SPEED``, ``|wz| <= BASE_MAX_YAW_RATE``),
+    so a recorded action is the velocity the base is driven with. Every other dimension passes unchanged. The
+    experts' base drives are closed-loop on the measured pose, so a ramped start only arrives a few steps later.
+
+    Example:
+        >>> ramp = BaseVelocityRamp()
+        >>> [round(float(ramp(np.array([0.4, 0.0, 0.0]))[0]), 4) for _ in range(3)]
+        [0.0333, 0.0667, 0.1]
+    """
+
+    def __init__(self, max_accel: float = BASE_MAX_ACCEL_M_S2,
+                 max_yaw_accel: float = BASE_MAX_YAW_ACCEL_RAD_S2) -> None:
+        if not (max_accel > 0 and max_yaw_accel > 0):
+            raise ValueError(f"accelerations must be positive, got max_accel={max_accel!r}, "
+                             f"max_yaw_accel={max_yaw_accel!r}")
+        self.step_v, self.step_w = max_accel / CONTROL_HZ, max_yaw_accel / CONTROL_HZ
+        self.command = np.zeros(3)   # the base starts at rest
+
+    def __call__(self, action: np.ndarray) -> np.ndarray:
+        out = np.array(action, copy=True)
+        base = ACTION_SLICES["base"]
+        vx, vy, wz = np.asarray(out[base], float)
+        want_v = np.clip([vx, vy], -robot_mod.BASE_MAX_SPEED, robot_mod.BASE_MAX_SPEED)
+        want_w = float(np.clip(wz, -robot_mod.BASE_MAX_YAW_RATE, robot_mod.BASE_MAX_YAW_RATE))
+        dv = want_v - self.command[:2]
+        norm = float(np.linalg.norm(dv))
+        if norm > self.step_v:
+            dv *= self.step_v / norm
+        dw = float(np.clip(want_w - self.command[2], -self.step_w, self.step_w))
+        self.command = np.array([*(self.command[:2] + dv), self.command[2] + dw])
+        out[base] = self.command
+        return out
+
+
 class ScriptedExpert:
     """A policy callable over a privileged script (see the module docstring).
 
@@ -61,17 +109,21 @@ class ScriptedExpert:
     def __init__(self, backend: SimBackend, instance: TaskInstance) -> None:
         self.sim, self.instance = backend, instance
         self._script: Iterator[np.ndarray] | None = None
+        self._wanted: np.ndarray | None = None   # the script's latest action, before the base ramp
         self._last: np.ndarray | None = None
+        self._ramp = BaseVelocityRamp()
 
     def __call__(self, observation) -> np.ndarray:
         if self._script is None or observation.step == 0:
             self._script = self.script()
-            self._last = None
+            self._wanted = self._last = None
+            self._ramp = BaseVelocityRamp()
         try:
-            self._last = next(self._script)
+            self._wanted = next(self._script)
         except StopIteration:
-            if self._last is None:
-                self._last = self.sim.hold_action()
+            if self._wanted is None:
+                self._wanted = self.sim.hold_action()
+        self._last = self._ramp(self._wanted)   # every base command goes through the ramp
         return self._last
 
     @property
