@@ -64,7 +64,7 @@ def check_policy_spec(policy_spec: str) -> str:
     known = (f"known policy specs: {', '.join(POLICY_KINDS)}, {', '.join(f'{k}:...' for k in EXTERNAL_POLICIES)}, "
              "or a BSpatialVLA checkpoint folder")
     if (kind := _lerobot_type(path)) is not None:   # a LeRobot checkpoint runs through the lerobot: kind
-        known = f"it is a LeRobot {kind!r} policy checkpoint: run it as lerobot:{policy_spec}"
+        known = f"it is a LeRobot {kind!r} policy checkpoint: run it as lerobot:{policy_spec}; {known}"
     if not (path / "config.json").is_file():
         why = "no such folder" if not path.exists() else "no config.json in it"
         raise ValueError(f"policy {policy_spec!r} is not a behavior-spatial checkpoint ({why}); {known}")
