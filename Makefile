@@ -15,7 +15,7 @@ test: $(STAMP) ffmpeg
 venv: $(STAMP)
 
 # Re-install whenever the dependency declaration changes.
-$(STAMP): setup.cfg setup.py pyproject.toml
+$(STAMP): setup.cfg setup.py pyproject.toml plugins/lerobot_env_bspatial/pyproject.toml
 	@py="$$(scripts/find-python.sh)" || exit 1; \
 	if [ ! -x "$(VPY)" ]; then echo "creating $(VENV) with $$py"; "$$py" -m venv $(VENV) || exit 1; fi
 	@# The machine-wide pip config names local index folders that may be absent; pip then warns once

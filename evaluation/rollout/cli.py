@@ -14,8 +14,10 @@ import typer
 
 
 def rollout(
-    policy: Annotated[str, typer.Option(help="'scripted' (task experts), 'random', 'hold' (never moves), or a BSpatialVLA "
-                                             "checkpoint folder.")],
+    policy: Annotated[str, typer.Option(help="'scripted' (task experts), 'random', 'hold' (never moves), scripted-wrong / "
+                                             "scripted-memorizer / scripted-stops-short (references), a BSpatialVLA "
+                                             "checkpoint folder, lerobot:<LeRobot checkpoint>[#select_action] or "
+                                             "openpi:ws://<host>:<port>.")],
     split: Annotated[str, typer.Option(help="Evaluation split: held_out, prompt_probe (manipulation), navigation (Table S11), or spa_id / spa_ood (Spa-Bench ID / OOD cells).")] = "held_out",
     tasks: Annotated[Optional[list[str]], typer.Option("--tasks", help="Task name (repeatable); default: every task of the split.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<policy>-<split>); reruns resume there.")] = None,
@@ -42,7 +44,7 @@ def rollout(
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.tables import write_tables
 
-    out = out or Path("runs") / (f"{Path(policy).name}-{split}" + ("" if condition == "spatial" else f"-{condition}"))
+    out = out or Path("runs") / (f"{_policy_label(policy)}-{split}" + ("" if condition == "spatial" else f"-{condition}"))
     try:
         summary = run_rollouts(policy, split, tasks, out, n_episodes=n_episodes, workers=workers, seed=seed,
                                max_steps=max_steps, latency_steps=latency_steps, progress=progress, ir=ir,
@@ -68,3 +70,19 @@ def rollout(
         typer.echo(f"error: {summary.errors} of {summary.ran} episodes crashed (first: {summary.first_error}); "
                    "they count as failures in the tables. Pass --allow-errors to accept that.", err=True)
         raise typer.Exit(code=1)
+
+
+def _policy_label(policy: str) -> str:
+    """A folder-name-safe label of a policy spec: the checkpoint's folder name, or an external spec with its
+    ``:``, ``/`` and ``#`` made ``_`` (``openpi:ws://127.0.0.1:8000`` -> ``openpi_ws_127.0.0.1_8000``).
+
+    Example:
+        >>> _policy_label("runs/ckpt/pretrained_model"), _policy_label("lerobot:out/act#select_action")
+        ('pretrained_model', 'lerobot_out_act_select_action')
+    """
+    import re
+
+    kind, sep, _ = policy.partition(":")
+    if sep and kind in ("lerobot", "openpi"):
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", policy).strip("_")
+    return Path(policy).name
