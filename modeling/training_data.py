@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from bspatial.common.seeds import derive_seed
+from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY
 from .training_config import TrainingConfig
 
 
@@ -91,6 +92,41 @@ def step_seed(seed: int, step: int, purpose: str, process: int = 0) -> int:
     return derive_seed(seed, step, purpose, process)
 
 
+def has_ir_target(features: Mapping) -> bool:
+    """Whether a dataset's features carry the per-frame oracle IR target in a layout :func:`with_ir_target` reads."""
+    from .processing_bspatial_vla import IR_TARGET_KEY
+
+    return IR_TARGET_KEY in features or (ORACLE_IR_TARGET_KEY in features and ORACLE_IR_VALID_KEY in features)
+
+
+def with_ir_target(item: Mapping) -> Mapping:
+    """``item`` (one frame or a collated batch) with the processor's ``observation.ir_target``: NaN where invalid.
+
+    The demonstration sets store the oracle IR target as ``oracle.ir_target`` (an in-range fill where the box has no
+    valid projection) beside ``oracle.ir_target_valid`` (1 / 0), outside ``observation.*`` so that no policy takes
+    the label as an input and the statistics stay finite (``bspatial.construction.demos``). The processor and the
+    first-frame anchor read ``observation.ir_target`` with NaN meaning "no dot"; this is the one place the pair
+    becomes that. An item that already has ``observation.ir_target`` (older sets, which stored NaN there) or has
+    no oracle target is returned unchanged.
+
+    Example:
+        >>> out = with_ir_target({"oracle.ir_target": torch.tensor([[10.0, 20.0], [112.0, 112.0]]),
+        ...                       "oracle.ir_target_valid": torch.tensor([[1.0], [0.0]])})
+        >>> out["observation.ir_target"].tolist()
+        [[10.0, 20.0], [nan, nan]]
+    """
+    from .processing_bspatial_vla import IR_TARGET_KEY
+
+    if IR_TARGET_KEY in item or ORACLE_IR_TARGET_KEY not in item:
+        return item
+    if ORACLE_IR_VALID_KEY not in item:
+        raise ValueError(f"{ORACLE_IR_TARGET_KEY!r} needs its mask {ORACLE_IR_VALID_KEY!r}; "
+                         f"the item has {sorted(item)}")
+    target = torch.as_tensor(item[ORACLE_IR_TARGET_KEY], dtype=torch.float32)
+    valid = torch.as_tensor(item[ORACLE_IR_VALID_KEY]).reshape(*target.shape[:-1], 1) > 0.5
+    return {**item, IR_TARGET_KEY: torch.where(valid, target, torch.full_like(target, float("nan")))}
+
+
 class ProcessorCollate:
     """Collate LeRobot items, then run the policy processor (in the DataLoader workers)."""
 
@@ -100,7 +136,7 @@ class ProcessorCollate:
     def __call__(self, items: Sequence[Mapping]) -> dict:
         from torch.utils.data import default_collate
 
-        return dict(self.processor(default_collate(list(items))))
+        return dict(self.processor(with_ir_target(default_collate(list(items)))))
 
 
 # What training reads of a local LeRobot v3 folder before any frame: lerobot answers a missing one by
@@ -201,7 +237,8 @@ class FirstFrameAnchorDataset(torch.utils.data.Dataset):
 
     Args:
         dataset: a ``LeRobotDataset`` opened with ``return_uint8=True`` (episode-filtered or not) whose
-            frames carry ``observation.ir_target``.
+            frames carry the oracle IR target (``oracle.ir_target`` + mask, or an older set's
+            ``observation.ir_target``; :func:`with_ir_target`).
         head_key: the image feature the dot is drawn on (the processor's ``ir_source_camera``).
         cache_size: episodes whose anchor is kept.
     """
@@ -209,7 +246,8 @@ class FirstFrameAnchorDataset(torch.utils.data.Dataset):
     def __init__(self, dataset, head_key: str, cache_size: int = ANCHOR_CACHE_EPISODES):
         from .processing_bspatial_vla import IR_TARGET_KEY
 
-        missing = [k for k in (IR_TARGET_KEY, head_key) if k not in dataset.meta.features]
+        missing = [k for k in (IR_TARGET_KEY, head_key) if k not in dataset.meta.features
+                   and not (k == IR_TARGET_KEY and has_ir_target(dataset.meta.features))]
         if missing:
             raise ValueError(f"the first-frame anchor needs the features {missing}; the dataset at "
                              f"{str(dataset.root)!r} has {sorted(dataset.meta.features)}")
@@ -255,7 +293,7 @@ class FirstFrameAnchorDataset(torch.utils.data.Dataset):
         head = torch.as_tensor(first[self.head_key])
         if head.dtype != torch.uint8:
             raise ValueError(f"{self.head_key!r} has dtype {head.dtype}; open the dataset with return_uint8=True")
-        image = render_first_frame_anchor(head.permute(1, 2, 0).numpy(), first[IR_TARGET_KEY].numpy())
+        image = render_first_frame_anchor(head.permute(1, 2, 0).numpy(), with_ir_target(first)[IR_TARGET_KEY].numpy())
         anchor = torch.from_numpy(image).permute(2, 0, 1).contiguous()
         if len(self._cache) >= self.cache_size:
             self._cache.pop(next(iter(self._cache)))  # least recently used
@@ -272,15 +310,17 @@ class FirstFrameAnchorDataset(torch.utils.data.Dataset):
 def policy_dataset(dataset, processor) -> torch.utils.data.Dataset:
     """The dataset the policy trains on: the LeRobot dataset, plus the anchor image where the config has one.
 
-    The per-frame ``ir`` slot is rendered by the processor from ``observation.ir_target``; the anchor
-    needs another frame of the episode, so it is added here, on the dataset side.
+    The per-frame ``ir`` slot is rendered by the processor from ``observation.ir_target`` (which
+    :class:`ProcessorCollate` derives from the oracle pair, :func:`with_ir_target`); the anchor needs another
+    frame of the episode, so it is added here, on the dataset side.
     """
     from .configuration_bspatial_vla import ANCHOR_IMAGE_NAME
     from .processing_bspatial_vla import IR_TARGET_KEY, image_key
 
-    if processor.ir_mode != "none" and IR_TARGET_KEY not in dataset.meta.features:
+    if processor.ir_mode != "none" and not has_ir_target(dataset.meta.features):
         raise ValueError(f"ir_mode={processor.ir_mode!r} renders the IR image from the per-frame feature "
-                         f"{IR_TARGET_KEY!r}; the dataset at {str(dataset.root)!r} has {sorted(dataset.meta.features)}")
+                         f"{IR_TARGET_KEY!r} (or {ORACLE_IR_TARGET_KEY!r} + {ORACLE_IR_VALID_KEY!r}); the dataset at "
+                         f"{str(dataset.root)!r} has {sorted(dataset.meta.features)}")
     if ANCHOR_IMAGE_NAME not in processor.image_names:
         return dataset
     return FirstFrameAnchorDataset(dataset, image_key(processor.ir_source_camera, processor.camera_names))

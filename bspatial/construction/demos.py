@@ -9,13 +9,43 @@ What one frame holds (DESIGN §4 keys):
 
 * ``observation.images.rgb.{head,left_wrist,right_wrist}``: the camera frames the expert's step saw
   (video features);
-* ``observation.state``: the 84-dim ``RobotState.proprio`` at that step;
-* ``action``: the 23-dim action the expert commanded at that step;
-* ``observation.ir_target``: float32 ``(x, y)`` on the 224 grid, the oracle IR point of Appendix 13.3
-  (:func:`bspatial.scoring.ir_target.ir_target_pixel`), NaN when the box has no valid projection. Reach: the
-  instructed object's 3D box at that step. Placement: the manipulated object's 3D box in the final
-  demonstration frame (where it came to rest), reprojected through that step's head camera;
+* ``observation.state``: the 84-dim ``RobotState.proprio`` at that step (per-dimension names in ``info.json``:
+  :data:`bspatial.catalog.schema.STATE_NAMES`);
+* ``action``: the 23-dim action the expert commanded at that step (names:
+  :data:`~bspatial.catalog.schema.ACTION_NAMES`);
+* ``oracle.ir_target``: float32 ``(x, y)`` on the 224 grid, the oracle IR point of Appendix 13.3
+  (:func:`bspatial.scoring.ir_target.ir_target_pixel`). Reach: the instructed object's 3D box at that step.
+  Placement: the manipulated object's 3D box in the final demonstration frame (where it came to rest),
+  reprojected through that step's head camera. Where the box has no valid projection it holds
+  :data:`IR_TARGET_FILL` (the grid centre) and ``oracle.ir_target_valid`` is 0;
+* ``oracle.ir_target_valid``: float32 ``(1,)``, 1.0 where ``oracle.ir_target`` is the oracle point, else 0.0;
 * ``task``: the instruction text (lerobot's task string).
+
+The oracle IR target (decision, issue 17): it is a privileged label, so it lives outside ``observation.*``
+*and* carries a validity mask. Outside ``observation.*`` because lerobot turns every ``observation.*`` key into a
+policy input (``dataset_to_policy_features``: STATE type) that is normalised and, for ACT / diffusion, expected
+from the environment at evaluation time: an ACT trained on a set with ``observation.ir_target`` would take the
+answer as an input and could not be run by ``lerobot-eval`` on an env that does not emit it. With a mask because
+a NaN in the data makes lerobot's statistics of the feature NaN (``stats.json`` is then not strict JSON) and
+``lerobot-doctor`` fails a dataset with NaN values; the fill is an in-range pixel, so min / max / quantiles stay on
+the grid. Our IR-conditioned training reads the pair back as the processor's ``observation.ir_target`` (NaN where
+invalid -> no dot), in ``bspatial.modeling.training_data`` (:func:`~bspatial.modeling.training_data.with_ir_target`).
+
+Recording conventions (issue 17):
+
+* Grippers settled before the first frame: the expert's first action is asked for on the spawn, its gripper
+  command is held (arms and base still) for the unrecorded steps it takes the fingers to get there
+  (:func:`settle_grippers`, within :data:`GRIPPER_SETTLE_TOL`), and the expert then starts on the settled scene,
+  so the first frame already shows the grippers its first action commands (the experts close both hands at the
+  start; the spawn has them open). These are plain physics steps of the simulator (nothing is teleported); the
+  provenance records their number per episode so a replay can do the same (``settle`` in the episode rows).
+* Base velocity ramp: every recorded base command changes by at most
+  :data:`bspatial.tasks.experts.motion.BASE_MAX_ACCEL_M_S2` / 30 Hz (planar) and
+  :data:`~bspatial.tasks.experts.motion.BASE_MAX_YAW_ACCEL_RAD_S2` / 30 Hz (yaw) per step
+  (:class:`~bspatial.tasks.experts.motion.BaseVelocityRamp`: the manipulation experts ramp themselves; the
+  navigation expert and the paperback prefix are ramped here).
+* A dataset card ``README.md`` (template ``hub_cards/dataset_demos.md``,
+  :func:`bspatial.construction.cards.render_demos_card`).
 
 Per-episode extras (task name, variant, split, scene seed, training index) are columns of lerobot's episode metadata
 (``meta/episodes/*.parquet``), next to ``tasks`` and ``length``: lerobot 0.6.1 has no API for extra
@@ -26,7 +56,8 @@ columns are appended after ``finalize()`` (:func:`_add_episode_columns`).
 Statistics: lerobot's dataset-level quantiles are averages of per-episode histogram quantiles, not
 exact (DESIGN §3). :func:`_write_exact_quantiles` replaces every quantile key (q01 ... q99) of
 ``observation.state`` and ``action`` in ``meta/stats.json`` with ``numpy.quantile`` over all frames
-(numpy's default linear interpolation); mean / std / min / max stay lerobot's.
+(numpy's default linear interpolation); mean / std / min / max stay lerobot's. ``stats.json`` is strict JSON:
+a non-finite statistic is an error naming the feature, never a ``NaN`` token.
 
 Configurations: a task's demonstrations are recorded on its ``training`` split entries
 (:func:`bspatial.construction.splits.training_entry`) in order, so the prompt probe's
@@ -36,7 +67,7 @@ on is logged as rejected and the next entry is tried.
 Navigation (``suite="navigation"`` or navigation task names): the spawn of each training seed is
 validated in the simulator (:func:`bspatial.tasks.navigation.sample_validated_instance`) and the
 A* expert (:class:`bspatial.tasks.experts.navigation.NavigationExpert`) drives to the destination; the features
-are the same. ``observation.ir_target`` is NaN on every navigation frame: the oracle IR of Appendix
+are the same. ``oracle.ir_target_valid`` is 0 on every navigation frame: the oracle IR of Appendix
 13.3 is defined for reach and placement targets only, and the paper's navigation policy is the
 frozen-VLM baseline without IR, so a made-up destination point would be a cue no evaluation uses.
 
@@ -63,8 +94,8 @@ from typing import Sequence
 import numpy as np
 
 from bspatial.sim.backend import SimBackend
-from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, CAMERAS, CONTROL_HZ, IR_TARGET_KEY, POLICY_IMAGE_SIZE,
-                                     STATE_DIM, STATE_KEY, image_key)
+from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, ACTION_NAMES, CAMERAS, CONTROL_HZ, GRIPPER_DIMS,
+                                     POLICY_IMAGE_SIZE, PROPRIO_SLICES, STATE_DIM, STATE_KEY, STATE_NAMES, image_key)
 from bspatial.common.files import publish_folder, remove_stale_staging, require_folder_path, staging_folder
 from bspatial.common.locks import run_folder_lock
 from bspatial.scoring.ir_target import ir_target_pixel
@@ -91,6 +122,18 @@ PREFIX_YAW_TOL_RAD = 0.02   # ... and this yaw error of the original start
 PREFIX_MAX_STEPS = 240      # 8 s at 30 Hz: 1.2 m at 0.4 m/s plus the turn and the slow final approach
 REPO_ID = "behavior-spatial/demos"
 PROVENANCE_FILE = "meta/bspatial_demos.json"
+CARD_FILE = "README.md"
+ORACLE_IR_TARGET_KEY = "oracle.ir_target"
+"""The oracle IR point (privileged label, outside ``observation.*``: see the module docstring)."""
+ORACLE_IR_VALID_KEY = "oracle.ir_target_valid"
+"""1.0 where :data:`ORACLE_IR_TARGET_KEY` holds the oracle point, 0.0 where the box had no valid projection."""
+IR_TARGET_FILL: tuple[float, float] = (POLICY_IMAGE_SIZE / 2, POLICY_IMAGE_SIZE / 2)
+"""``oracle.ir_target`` where invalid: the centre of the 224 grid, an in-range pixel (finite statistics)."""
+GRIPPER_SETTLE_TOL = 0.001
+"""Settled: every gripper's normalised opening within this of its command (0.025 mm of finger travel; closing
+from open takes 5 steps)."""
+GRIPPER_SETTLE_MAX_STEPS = 30
+"""Settle steps allowed before the recording gives up (1 s)."""
 
 
 def scene_seed(seed: int, task: str, attempt: int) -> int:
@@ -112,9 +155,10 @@ def demo_features(cameras: Sequence[str] = CAMERAS, image_size: int = POLICY_IMA
     shape = (image_size, image_size, 3)
     features = {image_key(c): {"dtype": "video", "shape": shape, "names": ["height", "width", "channels"]}
                 for c in cameras}
-    features[STATE_KEY] = {"dtype": "float32", "shape": (STATE_DIM,), "names": None}
-    features[ACTION_KEY] = {"dtype": "float32", "shape": (ACTION_DIM,), "names": None}
-    features[IR_TARGET_KEY] = {"dtype": "float32", "shape": (2,), "names": ["x", "y"]}
+    features[STATE_KEY] = {"dtype": "float32", "shape": (STATE_DIM,), "names": list(STATE_NAMES)}
+    features[ACTION_KEY] = {"dtype": "float32", "shape": (ACTION_DIM,), "names": list(ACTION_NAMES)}
+    features[ORACLE_IR_TARGET_KEY] = {"dtype": "float32", "shape": (2,), "names": ["x", "y"]}
+    features[ORACLE_IR_VALID_KEY] = {"dtype": "float32", "shape": (1,), "names": ["valid"]}
     return features
 
 
@@ -131,6 +175,8 @@ class RecordedEpisode:
         final_box: the manipulated object's (8, 3) corners after the last step (placement tasks).
         base_poses: per step, the measured (x, y, yaw) base pose the step started from.
         prefix_steps: steps of the paperback prefix (Appendix 16.8) before the expert took over; 0 without.
+        settle_steps: unrecorded gripper settle steps before the first frame (:func:`settle_grippers`).
+        settle_command: the (left, right) gripper command held during them (the first action's).
     """
 
     instance: object
@@ -142,6 +188,8 @@ class RecordedEpisode:
     final_box: np.ndarray | None = None
     base_poses: list[np.ndarray] = field(default_factory=list)
     prefix_steps: int = 0
+    settle_steps: int = 0
+    settle_command: tuple[float, float] | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -159,16 +207,109 @@ class RecordedEpisode:
                 out[t] = pixel
         return out
 
+    def oracle_ir(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(targets, valid)``: (T, 2) float32 with :data:`IR_TARGET_FILL` where invalid, and (T, 1) float32 0 / 1."""
+        targets = self.ir_targets()
+        valid = np.isfinite(targets).all(axis=1)
+        targets[~valid] = IR_TARGET_FILL
+        return targets, valid.astype(np.float32)[:, None]
+
+
+class GripperSettleError(RuntimeError):
+    """The grippers did not reach the expert's first command before the recording started."""
+
+
+def settle_grippers(backend: SimBackend, command, *, steps: int | None = None, tol: float = GRIPPER_SETTLE_TOL,
+                    max_steps: int = GRIPPER_SETTLE_MAX_STEPS) -> int:
+    """Hold the robot still with both grippers commanded to ``command`` until they are there; returns the steps taken.
+
+    The held action is the backend's ``hold_action`` (zero base velocity, the current joints) with the gripper dims
+    (:data:`~bspatial.catalog.schema.GRIPPER_DIMS`) set to ``command``; every step is an ordinary simulator step.
+
+    Args:
+        command: (left, right) normalised gripper commands in [-1, 1] (+1 open).
+        steps: run exactly this many steps (a replay of a recorded settle) instead of stopping when settled.
+        tol: settled when ``|opening - command| <= tol`` for both grippers.
+        max_steps: give up after this many steps.
+
+    Raises:
+        GripperSettleError: a sim error, or not settled within ``max_steps``.
+    """
+    command = np.asarray(command, np.float64).reshape(2)
+    hold = np.asarray(backend.hold_action(), np.float64)
+    hold[list(GRIPPER_DIMS)] = command
+    sides = (PROPRIO_SLICES["left_gripper"].start, PROPRIO_SLICES["right_gripper"].start)
+
+    def settled() -> bool:
+        opening = np.asarray(backend.robot_state().proprio, np.float64)[list(sides)]
+        return bool(np.all(np.abs(opening - command) <= tol))
+
+    def step() -> None:
+        result = backend.step(hold)
+        if result.status != "ok":
+            raise GripperSettleError(f"sim_error while settling the grippers: {result.message}")
+
+    if steps is not None:
+        for _ in range(steps):
+            step()
+        return steps
+    taken = 0
+    while not settled():
+        if taken >= max_steps:
+            raise GripperSettleError(f"grippers not within {tol} of {command.tolist()} after {taken} steps")
+        step()
+        taken += 1
+    return taken
+
+
+class _Ramped:
+    """A policy whose base commands go through :class:`~bspatial.tasks.experts.motion.BaseVelocityRamp` (reset at
+    step 0). For the policies that do not ramp themselves: the navigation expert and the paperback prefix."""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+        self.ramp = None
+
+    def __call__(self, observation) -> np.ndarray:
+        from bspatial.tasks.experts.motion import BaseVelocityRamp
+
+        if self.ramp is None or observation.step == 0:
+            self.ramp = BaseVelocityRamp()
+        return self.ramp(np.asarray(self.policy(observation)))
+
 
 class _RecordingPolicy:
-    """Wraps an expert: stores what each step observed and what the expert commanded."""
+    """Wraps an expert: stores what each step observed and what the expert commanded.
+
+    At step 0 it first settles the grippers on the expert's first command (:func:`settle_grippers`) and asks the
+    expert again on the settled scene (the experts restart at step 0), so the first recorded frame already shows
+    the grippers that action commands.
+    """
 
     def __init__(self, backend: SimBackend, expert, episode: RecordedEpisode) -> None:
         self.backend, self.expert, self.episode = backend, expert, episode
         self.reach = episode.instance.family in ("reach", "reach_base_proximity")
 
+    def _settled_start(self, observation):
+        """(first action, observation of the settled scene)."""
+        from bspatial.tasks.episode import Observation
+
+        action = np.asarray(self.expert(observation))
+        command = action[list(GRIPPER_DIMS)]
+        self.episode.settle_command = tuple(float(g) for g in command)
+        self.episode.settle_steps = settle_grippers(self.backend, command)
+        if not self.episode.settle_steps:
+            return action, observation
+        observation = Observation(0, observation.instruction, self.backend.robot_state(),
+                                  {c: self.backend.render(c) for c in observation.images})
+        return np.asarray(self.expert(observation)), observation
+
     def __call__(self, observation) -> np.ndarray:
-        action = np.asarray(self.expert(observation), np.float32)
+        if observation.step == 0:
+            action, observation = self._settled_start(observation)
+        else:
+            action = self.expert(observation)
+        action = np.asarray(action, np.float32)
         ep, head = self.episode, observation.images[CAMERAS[0]]
         ep.images.append({c: observation.images[c].rgb for c in CAMERAS})
         ep.states.append(np.asarray(observation.state.proprio, np.float32))
@@ -195,6 +336,8 @@ class _PrefixPolicy:
 
         from bspatial.catalog.schema import ACTION_SLICES
 
+        if observation.step == 0:   # a fresh episode (the recorder may ask twice at step 0)
+            self.steps, self.done, self._hold = 0, False, None
         if not self.done:
             x, y, yaw = (float(v) for v in observation.state.base_pose)
             err = self.goal[:2] - (x, y)
@@ -277,10 +420,13 @@ def record_episode(backend: SimBackend, instance, split: str = "train", *, prefi
 
     backend.load(instance.scene)
     episode = RecordedEpisode(instance)
-    expert = make_expert(backend, instance)
+    expert = make_expert(backend, instance)   # a ScriptedExpert: ramps its own base commands
     prefix = None if prefix_to is None else _PrefixPolicy(backend, expert, prefix_to)
-    policy = _RecordingPolicy(backend, expert if prefix is None else prefix, episode)
-    result = run_episode(backend, instance, policy, split=split, cameras=CAMERAS)
+    policy = _RecordingPolicy(backend, expert if prefix is None else _Ramped(prefix), episode)
+    try:
+        result = run_episode(backend, instance, policy, split=split, cameras=CAMERAS)
+    except GripperSettleError as error:
+        return None, f"settle failed: {error}"
     episode.prefix_steps = 0 if prefix is None else prefix.steps
     if result.status == "sim_error":
         return None, f"sim_error: {result.message}"
@@ -299,8 +445,11 @@ def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: 
 
     instance, _ = sample_validated_instance(backend, task, seed)   # loads the scene; ValueError: no valid spawn
     episode = RecordedEpisode(instance)
-    policy = _RecordingPolicy(backend, NavigationExpert(backend, instance), episode)
-    result = run_episode(backend, instance, policy, split=split, cameras=CAMERAS)
+    policy = _RecordingPolicy(backend, _Ramped(NavigationExpert(backend, instance)), episode)
+    try:
+        result = run_episode(backend, instance, policy, split=split, cameras=CAMERAS)
+    except GripperSettleError as error:
+        return None, f"settle failed: {error}"
     if result.status == "sim_error":
         return None, f"sim_error: {result.message}"
     if result.outcome is None or result.outcome.outcome != "correct":
@@ -309,26 +458,80 @@ def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: 
 
 
 def _write_episode(dataset, episode: RecordedEpisode) -> None:
-    targets = episode.ir_targets()
+    targets, valid = episode.oracle_ir()
     for t in range(len(episode)):
         frame = {image_key(c): episode.images[t][c] for c in CAMERAS}
         frame[STATE_KEY] = episode.states[t]
         frame[ACTION_KEY] = episode.actions[t]
-        frame[IR_TARGET_KEY] = targets[t]
+        frame[ORACLE_IR_TARGET_KEY] = targets[t]
+        frame[ORACLE_IR_VALID_KEY] = valid[t]
         frame["task"] = episode.instance.instruction  # no timestamp / frame_index (DESIGN §3)
         dataset.add_frame(frame)
     dataset.save_episode(parallel_encoding=False)  # no process pool forked from a GL-holding process
 
 
 def _write_exact_quantiles(root: Path, values: dict[str, np.ndarray]) -> dict[str, dict[str, list]]:
-    """Replace lerobot's approximate quantiles of ``values``' keys in ``meta/stats.json`` by exact ones."""
+    """Replace lerobot's approximate quantiles of ``values``' keys in ``meta/stats.json`` by exact ones; the file
+    is rewritten as strict JSON (:func:`non_finite_stats` must find nothing)."""
     path = root / "meta" / "stats.json"
     stats = json.loads(path.read_text())
     for key, frames in values.items():
         for name in [k for k in stats[key] if k.startswith("q") and k[1:].isdigit()]:
             stats[key][name] = np.quantile(frames.astype(np.float64), int(name[1:]) / 100, axis=0).tolist()
-    path.write_text(json.dumps(stats, indent=4))
+    bad = non_finite_stats(stats)
+    if bad:
+        raise ValueError(f"non-finite dataset statistics (stats.json must be strict JSON): {bad}")
+    path.write_text(json.dumps(stats, indent=4, allow_nan=False))
     return {key: stats[key] for key in values}
+
+
+def non_finite_stats(stats: dict) -> list[str]:
+    """``"feature/statistic"`` of every statistic holding a NaN or an infinity (empty: all finite).
+
+    Example:
+        >>> non_finite_stats({"a": {"mean": [0.0, float("nan")], "count": [3]}, "b": {"max": [1.0]}})
+        ['a/mean']
+    """
+    return [f"{key}/{name}" for key, entry in stats.items() for name, value in entry.items()
+            if not np.all(np.isfinite(np.asarray(value, np.float64)))]
+
+
+def base_velocity_changes(actions: np.ndarray) -> tuple[float, float]:
+    """Largest per-step change of the commanded base velocity over an episode, from rest: (planar m/s, yaw rad/s).
+
+    Example:
+        >>> base_velocity_changes(np.array([[0.03, 0.0, 0.1] + [0.0] * 20, [0.06, 0.0, 0.1] + [0.0] * 20]))
+        (0.03, 0.1)
+    """
+    base = np.vstack([np.zeros((1, 3)), np.asarray(actions, np.float64)[:, :3]])
+    step = np.diff(base, axis=0)
+    return round(float(np.linalg.norm(step[:, :2], axis=1).max()), 6), round(float(np.abs(step[:, 2]).max()), 6)
+
+
+def _recording_row(episode: RecordedEpisode) -> dict:
+    """The episode's settle, base ramp and IR validity figures (provenance; the card quotes them)."""
+    dv, dw = base_velocity_changes(np.stack(episode.actions))
+    return {"settle": {"steps": episode.settle_steps, "gripper_command": list(episode.settle_command)},
+            "base_ramp": {"max_dv": dv, "max_dw": dw},
+            "ir_valid_frames": int(episode.oracle_ir()[1].sum())}
+
+
+def recording_conventions() -> dict:
+    """The recording constants a reader of the set needs (provenance ``recording``; the card quotes them)."""
+    from bspatial.tasks.experts.motion import BASE_MAX_ACCEL_M_S2, BASE_MAX_YAW_ACCEL_RAD_S2
+
+    return {"gripper_settle_tol": GRIPPER_SETTLE_TOL, "gripper_settle_max_steps": GRIPPER_SETTLE_MAX_STEPS,
+            "base_max_accel_m_s2": BASE_MAX_ACCEL_M_S2, "base_max_yaw_accel_rad_s2": BASE_MAX_YAW_ACCEL_RAD_S2,
+            "ir_target_key": ORACLE_IR_TARGET_KEY, "ir_valid_key": ORACLE_IR_VALID_KEY,
+            "ir_target_fill": list(IR_TARGET_FILL)}
+
+
+def _write_card(root: Path, provenance: dict) -> None:
+    """The dataset card ``README.md`` (:func:`bspatial.construction.cards.render_demos_card`)."""
+    from bspatial.construction.cards import render_demos_card
+
+    info = json.loads((root / "meta" / "info.json").read_text())
+    (root / CARD_FILE).write_text(render_demos_card(info, provenance))
 
 
 def _add_episode_columns(root: Path, rows: dict[int, dict]) -> None:
@@ -403,7 +606,7 @@ def _record_all(dataset, backend: SimBackend, tasks: Sequence[str], episodes_per
                 rejected.append({**key, "reason": reason, **extras})
                 continue
             _write_episode(dataset, episode)
-            rows[len(rows)] = {**key, "split": split, "length": len(episode), **extras}
+            rows[len(rows)] = {**key, "split": split, "length": len(episode), **extras, **_recording_row(episode)}
             states.append(np.stack(episode.states))
             actions.append(np.stack(episode.actions))
             kept += 1
@@ -502,13 +705,16 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
     images = root / "images"  # lerobot's staging folder for frames before encoding; empty once encoded
     if images.is_dir() and not any(p.is_file() for p in images.rglob("*")):
         shutil.rmtree(images)
-    provenance = {"tasks": names, "episodes_per_task": episodes_per_task, "seed": seed, "split": split, "fps": CONTROL_HZ,
-                  "paperback_prefix": paperback_prefix,
+    provenance = {"repo_id": REPO_ID, "tasks": names, "episodes_per_task": episodes_per_task, "seed": seed,
+                  "split": split, "fps": CONTROL_HZ, "paperback_prefix": paperback_prefix, "spa_withheld": spa_withheld,
+                  "recording": recording_conventions(),
                   "episodes": [{"episode_index": i, **row} for i, row in rows.items()], "rejected": rejected}
-    (root / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2))
+    (root / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2, allow_nan=False))
+    _write_card(root, provenance)
     return {"episodes": len(rows), "frames": int(len(frames[ACTION_KEY])), "rejected": len(rejected)}
 
 
-__all__ = ["EPISODE_COLUMNS", "PREFIX_MAX_OFFSET_M", "RecordedEpisode", "SUITES",
-           "demo_features", "paperback_prefix_spawn", "record_demos", "record_episode", "record_navigation_episode",
-           "scene_seed"]
+__all__ = ["CARD_FILE", "EPISODE_COLUMNS", "GRIPPER_SETTLE_TOL", "GripperSettleError", "IR_TARGET_FILL",
+           "ORACLE_IR_TARGET_KEY", "ORACLE_IR_VALID_KEY", "PREFIX_MAX_OFFSET_M", "RecordedEpisode", "SUITES",
+           "demo_features", "non_finite_stats", "paperback_prefix_spawn", "record_demos", "record_episode",
+           "record_navigation_episode", "recording_conventions", "scene_seed", "settle_grippers"]

@@ -25,7 +25,9 @@ def demos_command(
     spa_withheld: bool = typer.Option(False, "--spa-withheld", help="Spa-Bench ID / OOD study: never record a "
                                       "withheld concept-argument cell (bspatial.tasks.conditions.WITHHELD_CELLS)."),
 ) -> None:
-    """Record scripted-expert demonstrations as one LeRobot v3 dataset (video cameras, exact q01/q99)."""
+    """Record scripted-expert demonstrations as one LeRobot v3 dataset: video cameras, named state / action
+    dimensions, finite statistics (exact q01/q99, the oracle IR target as a masked label outside observation.*),
+    grippers settled before the first frame, a ramped base, and a dataset card (README.md)."""
     import logging
     import time
 

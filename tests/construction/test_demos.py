@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from bspatial.construction import demos
-from bspatial.catalog.schema import ACTION_KEY, CAMERAS, CONTROL_HZ as FPS, IR_TARGET_KEY, STATE_KEY
-from bspatial.construction.demos import EPISODE_COLUMNS, record_demos
+from bspatial.catalog.schema import ACTION_KEY, CAMERAS, CONTROL_HZ as FPS, STATE_KEY
+from bspatial.construction.demos import (EPISODE_COLUMNS, IR_TARGET_FILL, ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY,
+                                         record_demos, settle_grippers)
 
 TASK = "reach_plate"  # the shortest expert episode (~170 steps)
 CHUNK = 32
@@ -23,6 +24,11 @@ def root(tmp_path_factory):
 
 def _frames(root: Path) -> pd.DataFrame:
     return pd.concat([pd.read_parquet(p) for p in sorted((root / "data").rglob("*.parquet"))], ignore_index=True)
+
+
+def _settle(root: Path, episode: int = 0) -> dict:
+    """The unrecorded gripper settle before an episode's first frame (provenance), for replays."""
+    return json.loads((root / "meta" / "bspatial_demos.json").read_text())["episodes"][episode]["settle"]
 
 
 def test_lerobot_loads_action_chunks_and_episode_extras(root):
@@ -63,13 +69,15 @@ def test_ir_target_lies_on_the_target_in_the_replayed_head_frames(root):
     episode = pd.read_parquet(next((root / "meta" / "episodes").rglob("*.parquet"))).iloc[0]
     instance = sample_instance(episode["task_name"], episode["variant"], int(episode["scene_seed"]))
     frames = _frames(root)
-    targets = np.stack(frames[IR_TARGET_KEY].to_numpy())
-    assert targets.dtype == np.float32 and not np.isnan(targets).any()  # a reach target stays in view
+    targets = np.stack(frames[ORACLE_IR_TARGET_KEY].to_numpy())
+    assert targets.dtype == np.float32 and (frames[ORACLE_IR_VALID_KEY] == 1.0).all()  # a reach target stays in view
     checked = [0, len(frames) // 2]
     dataset = LeRobotDataset("local/out", root=root, return_uint8=True)
     sim = MujocoBackend(camera_size=224)
     try:
         sim.load(instance.scene)
+        settle = _settle(root)
+        settle_grippers(sim, settle["gripper_command"], steps=settle["steps"])
         for t, action in enumerate(frames[ACTION_KEY]):
             if t in checked:
                 head = sim.render("head")
@@ -146,12 +154,19 @@ def _episode_meta(root: Path) -> pd.Series:
     return pd.read_parquet(next((root / "meta" / "episodes").rglob("*.parquet"))).iloc[0]
 
 
-def _replay(sim, instance, actions):
-    """Run the recorded actions open-loop from the instance's spawn; returns the episode result."""
+def _replay(sim, instance, actions, settle: dict):
+    """Run the recorded actions open-loop from the instance's spawn, after the recorded gripper settle; returns the
+    episode result."""
     from bspatial.tasks.episode import run_episode
 
     queue = [np.asarray(a, np.float64) for a in actions]
-    return run_episode(sim, instance, lambda obs: queue[obs.step], max_steps=len(queue), load=True)
+
+    def policy(observation):
+        if observation.step == 0:
+            settle_grippers(sim, settle["gripper_command"], steps=settle["steps"])
+        return queue[observation.step]
+
+    return run_episode(sim, instance, policy, max_steps=len(queue), load=True)
 
 
 def test_demos_are_recorded_on_the_training_split(root):
@@ -180,12 +195,13 @@ def test_navigation_demo_loads_has_no_ir_target_and_reaches_the_goal(nav_root):
     episode = _episode_meta(nav_root)
     assert (episode["task_name"], episode["variant"]) == (NAV_TASK, "")
     frames = _frames(nav_root)
-    assert np.isnan(np.stack(frames[IR_TARGET_KEY].to_numpy())).all()
+    assert (frames[ORACLE_IR_VALID_KEY] == 0.0).all()       # no oracle IR target on navigation frames ...
+    assert (np.stack(frames[ORACLE_IR_TARGET_KEY].to_numpy()) == IR_TARGET_FILL).all()   # ... only the fill
     sim = MujocoBackend(camera_size=64)
     try:
         instance, _ = sample_validated_instance(sim, NAV_TASK, int(episode["scene_seed"]))
         assert not goal_reached(instance, sim.robot_state().base_pose)
-        result = _replay(sim, instance, frames[ACTION_KEY])
+        result = _replay(sim, instance, frames[ACTION_KEY], _settle(nav_root))
         assert result.trace.nav_success and result.outcome.outcome == "correct"
     finally:
         sim.close()
@@ -226,7 +242,7 @@ def test_paperback_prefix_starts_on_the_bisector_and_still_reaches_the_target(pa
     actions = _frames(paperback_root)[ACTION_KEY]
     sim = MujocoBackend(camera_size=64)
     try:
-        result = _replay(sim, moved, actions)
+        result = _replay(sim, moved, actions, _settle(paperback_root))
         np.testing.assert_allclose(result.trace.base_poses[prefix["steps"] - 1][:2], (0.0, 0.0), atol=0.03)
         assert result.outcome.outcome == "correct"
         contacted = result.trace.eef_contacts.any(axis=0)
