@@ -43,9 +43,12 @@ def test_a_crashed_episode_is_a_failure(rollout_runs, tmp_path):
     record = json.loads(path.read_text())
     assert record["outcome"] == "correct"
     path.write_text(json.dumps({**record, "status": "error"}))
+    # The other episodes' outcomes as recorded (the step cap decides how many of them commit in time).
+    others = [json.loads((copy / "episodes" / f"reach_tool-{k:04d}.json").read_text())["outcome"] == "correct"
+              for k in (1, 2)]
     (scripted,) = read_rollouts([copy])
-    assert scripted.success["strict"].scores["reach_tool"] == pytest.approx(200.0 / 3)
-    assert scripted.success["strict"].samples["reach_tool"].tolist() == [0.0, 1.0, 1.0]
+    assert scripted.success["strict"].scores["reach_tool"] == pytest.approx(100.0 * sum(others) / 3)
+    assert scripted.success["strict"].samples["reach_tool"].tolist() == [0.0, *map(float, others)]
 
 
 def test_two_runs_of_one_policy_get_their_folder_in_the_label(rollout_runs, tmp_path):
