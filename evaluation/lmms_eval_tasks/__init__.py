@@ -1,0 +1,89 @@
+"""lmms-eval task folders shipped with bspatial: point ``--include_path`` here.
+
+lmms-eval cannot share bspatial's environment (lmms-eval 0.7.3 resolves ``packaging`` 26 where lerobot pins
+``packaging<26``, and it imports ``filelock._api``, which filelock 4 removed), so it runs in its own, with
+bspatial installed there ``--no-deps``: the task hooks import only bspatial's prompt and scoring modules, which
+need numpy and pandas, both lmms-eval dependencies::
+
+    pip install lmms-eval==0.7.3 'filelock<4' && pip install --no-deps <behavior-spatial checkout>
+    lmms-eval --model openai --model_args model=<name>,base_url=http://127.0.0.1:8000/v1,api_key=EMPTY \\
+        --tasks bspatial_vqa --include_path "$(python -m bspatial.evaluation.lmms_eval_tasks)" --log_samples ...
+
+Tasks (``bspatial_vqa/``, tag ``bspatial_vqa`` runs all four): ``bspatial_vqa_<config>`` for the configs of
+:data:`VQA_CONFIGS`, loading ``behavior-spatial/vqa`` from the Hub. :func:`write_local_tasks` writes task
+files for a local copy of the repo (e.g. a ``bspatial build`` output) that include the shipped ones and
+change only ``dataset_path``. This module imports nothing beyond the standard library and
+``bspatial.common``, so it runs in either environment.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bspatial.common.files import atomic_write_text
+
+TASKS_ROOT = Path(__file__).resolve().parent
+VQA_TASK_DIR = TASKS_ROOT / "bspatial_vqa"
+VQA_TAG = "bspatial_vqa"
+# The VQA repo's configs (datasets/bspatial_vqa), one lmms-eval task each.
+VQA_CONFIGS = ("general_single_frame", "general_multi_frame", "task_manipulation", "task_navigation")
+LOCAL_TASKS_HEADER = (
+    "# Written by `python -m bspatial.evaluation.lmms_eval_tasks --dataset-path ...`: the shipped task, reading\n"
+    "# the local repo below. Regenerate rather than edit.\n"
+)
+
+
+def include_path() -> Path:
+    """The folder to pass as lmms-eval's ``--include_path`` (it holds one task folder per suite)."""
+    return TASKS_ROOT
+
+
+def vqa_task_name(config: str) -> str:
+    """``bspatial_vqa_<config>``; raises ValueError naming the known configs for any other.
+
+    Example:
+        >>> vqa_task_name("task_manipulation")
+        'bspatial_vqa_task_manipulation'
+    """
+    if config not in VQA_CONFIGS:
+        raise ValueError(f"config must be one of {list(VQA_CONFIGS)}, got {config!r}")
+    return f"{VQA_TAG}_{config}"
+
+
+def vqa_task_file(config: str) -> Path:
+    """The shipped task file of one config."""
+    return VQA_TASK_DIR / f"{vqa_task_name(config)}.yaml"
+
+
+def write_local_tasks(dataset_path: str | Path, out: str | Path) -> list[str]:
+    """Write one task file per config present in a local VQA repo into ``out``; returns the task names.
+
+    Each file includes the shipped task file by absolute path and overrides ``dataset_path``, so prompt,
+    parser and metrics stay the shipped ones. Pass ``out`` (not :func:`include_path`) as
+    ``--include_path``: the task names are the shipped ones, and lmms-eval keeps one file per name.
+
+    Raises:
+        ValueError: ``dataset_path`` is not a folder, or holds none of the configs.
+    """
+    dataset = Path(dataset_path).expanduser().resolve()
+    if not dataset.is_dir():
+        raise ValueError(f"dataset_path must be a local VQA repo folder, got {str(dataset_path)!r} (not a folder)")
+    present = [c for c in VQA_CONFIGS if (dataset / c).is_dir()]
+    if not present:
+        raise ValueError(f"dataset_path {str(dataset)!r} holds none of the configs {list(VQA_CONFIGS)} "
+                         f"(one folder per config, as `bspatial build` writes)")
+    out = Path(out).expanduser().resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for config in present:
+        text = f"{LOCAL_TASKS_HEADER}include: {_quoted(vqa_task_file(config))}\ndataset_path: {_quoted(dataset)}\n"
+        atomic_write_text(out / vqa_task_file(config).name, text)
+    return [vqa_task_name(c) for c in present]
+
+
+def _quoted(path: Path) -> str:
+    return json.dumps(str(path))  # a JSON string is a YAML string, whatever the path holds
+
+
+__all__ = ["TASKS_ROOT", "VQA_CONFIGS", "VQA_TAG", "VQA_TASK_DIR", "include_path", "vqa_task_file",
+           "vqa_task_name", "write_local_tasks"]
