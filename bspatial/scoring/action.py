@@ -58,6 +58,7 @@ from bspatial.catalog.thresholds import (APPROACH_FRACTION, APPROACH_MIN_M, CARR
 from bspatial.scoring.geometry import points_in_polygon
 from bspatial.scoring.stats import DEFAULT_CONFIDENCE, wilson_interval
 from bspatial.scoring.trace import EpisodeTrace
+from bspatial.scoring.validation import check_not_empty
 
 Outcome = Literal["correct", "wrong", "none"]
 OUTCOMES: tuple[Outcome, ...] = ("correct", "wrong", "none")
@@ -396,8 +397,7 @@ def _validate_episodes(
     credits = [False] * len(outcomes) if soft_credit is None else list(soft_credit)
     if len(credits) != len(outcomes):
         raise ValueError(f"soft_credit has length {len(credits)} but outcomes has length {len(outcomes)}")
-    if not outcomes:
-        raise ValueError("outcomes is empty; rates need at least one episode")
+    check_not_empty("outcomes", outcomes)
     names = [canonical_task_name(task) for task in tasks]
     for i, (outcome, task, credit) in enumerate(zip(outcomes, names, credits)):
         if outcome not in OUTCOMES:

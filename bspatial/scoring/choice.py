@@ -29,6 +29,10 @@ Policy (never guess; an unparseable answer is scored incorrect, its reason logge
 Deliberately not done: first-capital-letter or first-character heuristics (the article in
 "A cup is on the left" is not option A), reading a bare number as an option index, fuzzy or
 LLM-judge matching of paraphrased option text, full-width letters (``Ｂ``).
+
+Any reply is read in time linear in its length, with no cap on what is read; no pattern here may
+split one run of characters between two quantifiers (``tests/scoring/test_parser_work_bounds.py``
+bounds the work on adversarial 1 MB replies).
 """
 
 from __future__ import annotations
@@ -127,10 +131,20 @@ _PLAIN_WORD = r"(?:[A-Za-z0-9][A-Za-z0-9'-]*[A-Za-z0-9]|[0-9])"
 _PLAIN_TEXT = re.compile(rf"{_PLAIN_WORD}(?: {_PLAIN_WORD})*")
 _NOT_PLAIN = re.compile(r"answer|option|choice|selection", re.IGNORECASE)
 _FAST_LETTER = re.compile(r"\s*(?:\(\s*([A-Za-z])\s*\)|\[\s*([A-Za-z])\s*\]|([A-Za-z])[.:)]?)\s*")
-_FAST_LABEL = re.compile(r"\s*(?:\(([A-Za-z])\)[ \t]+|([A-Za-z])(?:\.[ \t]*|[:)][ \t]+))([^\n]+?)\s*\.?\s*")
+# Linear work on any reply (tests/scoring/test_parser_work_bounds.py): no two quantifiers may share
+# a run of characters. ``([^\n]+?)\s*\.?\s*`` tried every split of a run of n spaces at every length
+# of the text (~n^3 steps: 1.4 s for 1,000 spaces, over 20 s for 2,000). The text after a label is
+# now the rest of the line from its first to its last non-space character, and the tail
+# ``\s*(?:\.\s*)?`` has one parse. Texts only the old pattern read start with a space, are not
+# plain, and went to the cascade anyway.
+_REST_OF_LINE = r"(\S(?:[^\n]*?\S)?)"
+_FULL_STOP_TAIL = r"\s*(?:\.\s*)?"
+_FAST_LABEL = re.compile(
+    rf"\s*(?:\(([A-Za-z])\)[ \t]+|([A-Za-z])(?:\.[ \t]*|[:)][ \t]+)){_REST_OF_LINE}{_FULL_STOP_TAIL}"
+)
 _FAST_STATEMENT = re.compile(
     r"\s*(?:the\s+)?(?:correct\s+|final\s+)?answer\s*(?:is(?!\w)|:)\s*(?:\(([A-Za-z])\)|([A-Za-z]))"
-    r"(?:(?:[.:)][ \t]*|[ \t]+)([^\n]+?))?\s*\.?\s*",
+    rf"(?:(?:[.:)][ \t]*|[ \t]+){_REST_OF_LINE})?{_FULL_STOP_TAIL}",
     re.IGNORECASE,
 )
 
@@ -159,14 +173,16 @@ _OPTION_ASSERT = re.compile(
     r"(?:the\s+)?(?:correct|right|best|answer)(?!\w)",
     re.IGNORECASE,
 )
+# Before a letter, "spaces, wrappers, spaces" is written ``\s*(?:{_OPEN}+\s*)?`` (not
+# ``\s*{_OPEN}*\s*``, whose two runs of spaces split n^2 ways): the same texts, one parse.
 _VALUE = re.compile(
-    rf"\s*(?:(?:option|choice)\s+)?{_OPEN}*\s*([A-Za-z])(?:(?!\w)|(?={_CJK_SUFFIX})){_CLOSE}*",
+    rf"\s*(?:(?:option|choice)\s+)?(?:{_OPEN}+\s*)?([A-Za-z])(?:(?!\w)|(?={_CJK_SUFFIX})){_CLOSE}*",
     re.IGNORECASE,
 )
 # A second letter joined by a separator ("A or B", "B and C", "C/D", "A, B"); an article after
 # "and" ("C and a cup ...") is not a second letter, hence the lookahead.
 _ALTERNATIVE = re.compile(
-    rf"\s*(?:,|/|&|\bor\b|\band\b|\bvs\.?)\s*(?:(?:option|choice)\s+)?{_OPEN}*\s*([A-Za-z]){_CLOSE}*"
+    rf"\s*(?:,|/|&|\bor\b|\band\b|\bvs\.?)\s*(?:(?:option|choice)\s+)?(?:{_OPEN}+\s*)?([A-Za-z]){_CLOSE}*"
     r"(?=\s*$|\s*[^\w\s]|\s+(?:or|and)\b)",
     re.IGNORECASE,
 )
@@ -183,7 +199,7 @@ _LINE_LABEL = re.compile(
 )
 # The whole reply is a letter with a bare prefix: "Option C", "Answer C", "Final answer (c)".
 _PREFIXED_LETTER = re.compile(
-    rf"\s*(?:final\s+)?(?:answer|option|choice)\s*{_OPEN}*\s*([A-Za-z]){_CLOSE}*[.!。]?\s*", re.IGNORECASE
+    rf"\s*(?:final\s+)?(?:answer|option|choice)\s*(?:{_OPEN}+\s*)?([A-Za-z]){_CLOSE}*[.!。]?\s*", re.IGNORECASE
 )
 _LEADING_ASSERT = re.compile(
     rf"\s*{_OPEN}*([A-Za-z]){_CLOSE}*(?:\s+|\s*,\s*)(?:because|since|as\s"
@@ -195,7 +211,8 @@ _PAREN_IN_PROSE = re.compile(r"(?<![\w/\\])[(（]\s*([A-Z])\s*[)）](?!\w)")  # 
 _LETTER_RUN = re.compile(
     r"(?<!\w)([A-Z])(?!\w)\s*(?:,|/|&|\b[Oo][Rr]\b|\b[Aa][Nn][Dd]\b)\s*(?:[Oo]ption\s+)?([A-Z])(?!\w)"
 )
-_BARE_LETTER = re.compile(rf"\s*{_OPEN}*\s*([A-Za-z])\s*{_CLOSE}*[.!。]?\s*")  # fullmatch
+# fullmatch; after the letter, "spaces, wrappers, full stop, spaces" with one parse (see _VALUE).
+_BARE_LETTER = re.compile(rf"\s*(?:{_OPEN}+\s*)?([A-Za-z])\s*(?:{_CLOSE}+[.!。]?\s*|[.!。]\s*)?")
 
 # Step 5 and reasons.
 _OPTION_NOISE = re.compile(r"[\s\-_]+")

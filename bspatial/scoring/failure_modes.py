@@ -5,11 +5,13 @@ Spa-Bench (Sec. V.E, VI) separates failing to **act**, selecting the **wrong obj
 (the right target was pursued but the interaction was not completed). Our traces carry enough to
 tell these apart on every Table S4 family, so each non-successful episode gets exactly one label:
 
-* ``no_action``: neither end-effector, nor the base, nor the manipulated object moved more than the
-  :data:`NO_ACTION_*` thresholds during the whole episode (a frozen policy);
+* ``no_action``: the episode was not decided (Table S4 ``none``) and neither end-effector, nor the
+  base, nor the manipulated object moved more than the :data:`NO_ACTION_*` thresholds during the whole
+  episode (a frozen policy);
 * ``wrong_object``: reach families only: the first contact (or the soda base-proximity commitment)
-  was a distractor (Table S4 ``wrong``), or without a commitment the closest approach was to a
-  distractor rather than the instructed candidate;
+  was a distractor (Table S4 ``wrong``), even when that happened at the first step with almost no
+  motion, or without a commitment the closest approach was to a distractor rather than the
+  instructed candidate;
 * ``wrong_relation``: placement families only: the object was carried and released into a wrong
   relation: the opposite side (``wrong``), on the reference (``on_ref``), on the axis through the
   reference (``no_side``), or the wrong compartment (``wrong``);
@@ -83,13 +85,18 @@ def primary_failure_mode(trace: EpisodeTrace, outcome: EpisodeOutcome | None = N
     outcome = outcome or outcome_from_trace(trace)
     if outcome.outcome == "correct":
         return "success"
+    family = TASKS[trace.task].family
+    reach = family in ("reach", "reach_base_proximity")
+    # A decided episode is not a frozen one: a distractor touched at the first step, or a soda base that
+    # starts within the proximity radius of a distractor, commits (Table S4 "wrong") however little
+    # moved, so "wrong" is labelled before the no-action test. (A placement is only "wrong" after a
+    # release, which needs a grasp, so for placements the order never mattered.)
+    if outcome.outcome == "wrong" and family != "navigation":  # navigation is never "wrong" (Sec. 5.1)
+        return "wrong_object" if reach else "wrong_relation"
     if not acted(trace):
         return "no_action"
-    family = TASKS[trace.task].family
-    if family in ("reach", "reach_base_proximity"):
-        if outcome.outcome == "wrong" or not _closest_is_target(trace):
-            return "wrong_object"
-        return "execution_failure"
+    if reach:
+        return "wrong_object" if not _closest_is_target(trace) else "execution_failure"
     if family in ("directional_placement", "container_placement") and outcome.detail in WRONG_RELATION_DETAILS:
         return "wrong_relation"
     return "execution_failure"

@@ -24,6 +24,10 @@ JSON is read with ``json`` first and Python's literal syntax second (single quot
 trailing commas); fenced code blocks need no special case. Text inside ``<think>...</think>`` is
 dropped first (coordinates mentioned while reasoning are not the answer).
 
+Any reply is read in time linear in its length, with no cap on what is read (issue 14: repeated
+``<point`` tags were quadratic); ``tests/scoring/test_parser_work_bounds.py`` bounds the work on
+adversarial 1 MB replies.
+
 Policies:
 
 - Several points of the best form (a list of points, several tuples) -> the first, with reason
@@ -51,6 +55,7 @@ import json
 import math
 import numbers
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,14 +115,20 @@ _RANK_RESULTS, _RANK_KEYED, _RANK_MOLMO, _RANK_BARE, _RANK_PERCENT, _RANK_XY_TEX
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _NUMBER_STRING = re.compile(rf"\s*{_NUMBER}\s*")
+# Linear work on any reply (tests/scoring/test_parser_work_bounds.py): no two quantifiers may share
+# a run of characters (``\s*\.?\s*`` splits a run of n spaces n^2 ways before failing; written
+# ``\s*(?:\.\s*)?`` it matches the same texts in one way), and tags are searched only up to the
+# last ">" (an unclosed "<point" otherwise rescans the rest of the reply from every "<point").
 _MOLMO_POINT = re.compile(r"<point\b([^>]*)>", re.IGNORECASE)
 _MOLMO_POINTS = re.compile(r"<points\b([^>]*)>", re.IGNORECASE)
-_MOLMO_ATTR = re.compile(r"\b(x|y)(\d*)\s*=\s*[\"']\s*([^\"']*?)\s*[\"']", re.IGNORECASE)
+# The value is stripped in Python: ``\s*([^"']*?)\s*`` rescans trailing spaces at every length.
+_MOLMO_ATTR = re.compile(r"\b(x|y)(\d*)\s*=\s*[\"']([^\"']*)[\"']", re.IGNORECASE)
 _PERCENT_PAIR = re.compile(rf"[(\[]\s*({_NUMBER})\s*%\s*,\s*({_NUMBER})\s*%\s*[)\]]")
 _XY_TEXT = re.compile(
-    rf"(?<![A-Za-z])x\s*[:=]\s*({_NUMBER})\s*(?:,|;|\band\b)?\s*(?<![A-Za-z])y\s*[:=]\s*({_NUMBER})", re.IGNORECASE
+    rf"(?<![A-Za-z])x\s*[:=]\s*({_NUMBER})\s*(?:(?:,|;|\band\b)\s*)?(?<![A-Za-z])y\s*[:=]\s*({_NUMBER})",
+    re.IGNORECASE,
 )
-_BARE_PAIR = re.compile(rf"\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\.?\s*")
+_BARE_PAIR = re.compile(rf"\s*({_NUMBER})\s*,\s*({_NUMBER})\s*(?:\.\s*)?")
 _BOX_KEYS = ("bbox_2d", "bbox", "box_2d", "box")
 _REFUSAL = re.compile(
     r"\b(?:cannot|can't|can not|unable to|not able to|impossible to|sorry|not visible|no such|"
@@ -260,7 +271,11 @@ def _decode_at(body: str, start: int, decoder: json.JSONDecoder) -> tuple[Any, i
     if end is None:
         return None, None
     try:
-        return ast.literal_eval(body[start:end]), end
+        with warnings.catch_warnings():
+            # Model text like "(\\d)" is an invalid escape to Python's parser: its SyntaxWarning would
+            # be printed on stderr for every such reply, and the value is refused or kept all the same.
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return ast.literal_eval(body[start:end]), end
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None, None
 
@@ -331,11 +346,14 @@ def _molmo_points(body: str) -> list[_Found]:
     out: list[_Found] = []
     if "<point" not in body.lower():
         return out
+    # No tag closes after the last ">": searching beyond it finds nothing, one rescan per "<point".
+    end = body.rfind(">") + 1
     for pattern in (_MOLMO_POINT, _MOLMO_POINTS):
-        for tag in pattern.finditer(body):
+        for tag in pattern.finditer(body, 0, end):
             coords: dict[str, dict[str, str]] = {}
             for attr in _MOLMO_ATTR.finditer(tag.group(1)):
-                coords.setdefault(attr.group(2), {})[attr.group(1).lower()] = attr.group(3)
+                # str.strip and the regex \s agree on what whitespace is (str.isspace).
+                coords.setdefault(attr.group(2), {})[attr.group(1).lower()] = attr.group(3).strip()
             for index in sorted(coords, key=lambda k: int(k) if k else 0):
                 pair = coords[index]
                 nx, ny = _as_number(pair.get("x")), _as_number(pair.get("y"))

@@ -30,6 +30,24 @@ def check_same_length(**fields: Sequence[Any]) -> int:
     return len(first_values)
 
 
+def check_not_empty(field: str, values: Sequence[Any]) -> int:
+    """Raise ValueError when ``values`` is empty; return its length.
+
+    An accuracy or rate over no items is undefined: reporting 0.0 would pass off a run that lost its
+    outputs as a run that got everything wrong. Only top-level scoring calls check this; an empty
+    group inside a breakdown is reported as absent.
+
+    Example:
+        >>> check_not_empty("predictions", [])
+        Traceback (most recent call last):
+        ...
+        ValueError: predictions is empty: there is nothing to score
+    """
+    if len(values) == 0:
+        raise ValueError(f"{field} is empty: there is nothing to score")
+    return len(values)
+
+
 def check_vocabulary(field: str, values: Sequence[Any], vocabulary: Sequence[str]) -> None:
     """Raise ValueError naming the first entry of ``values`` outside ``vocabulary``.
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from bspatial.scoring.aggregate import group_accuracy, task_mean
 from bspatial.scoring.choice import LETTERS, ChoiceParse, ParseStatus, parse_choices
-from bspatial.scoring.validation import check_same_length, check_vocabulary
+from bspatial.scoring.validation import check_not_empty, check_same_length, check_vocabulary
 
 # The item-level vocabularies of the VQA records (DESIGN §4, paper Table S1 / Appendix 11).
 SETTINGS = ("single_frame", "multi_frame_rotation", "multi_frame_navigation", "task_manipulation", "task_navigation")
@@ -88,20 +88,26 @@ def vqa_accuracy(
     ``setting/<s>``, ``category/<c>``, ``subtype/<t>``, ``task/<name>`` accuracies with
     ``n/<same key>`` counts; ``<setting>/<category>`` cells (Table 1's Dir/Dist/Size columns per
     setting) when both are given; ``task_mean_accuracy`` (unweighted mean over tasks, Appendix 14)
-    when tasks are given.
+    when tasks are given. Groups without questions are absent, never 0.0.
+
+    Raises:
+        ValueError: ``predictions`` is empty (there is nothing to score), lengths differ, or a
+            reference or label is outside its vocabulary.
 
     Example:
         >>> r = vqa_accuracy(["A", "B", "B", "x"], ["A", "A", "B", "C"], tasks=["t1", "t1", "t2", "t2"])
         >>> r["accuracy"], r["task_mean_accuracy"], r["unparseable"]
         (50.0, 50.0, 1)
     """
+    check_same_length(predictions=predictions, references=references)
+    check_not_empty("predictions", predictions)
     scores = score_vqa(predictions, references, options)
     n = len(scores.correct)
     result: dict[str, float | int] = {
-        "accuracy": 100.0 * float(scores.correct.mean()) if n else 0.0,
+        "accuracy": 100.0 * float(scores.correct.mean()),
         "n": n,
         "unparseable": int(n - scores.parsed.sum()),
-        "unparseable_rate": 100.0 * float(1 - scores.parsed.mean()) if n else 0.0,
+        "unparseable_rate": 100.0 * float(1 - scores.parsed.mean()),
     }
     groups = {
         "setting": _checked(settings, "settings", SETTINGS, n),
@@ -115,7 +121,7 @@ def vqa_accuracy(
     if groups["setting"] is not None and groups["category"] is not None:
         cells = [f"{s}/{c}" for s, c in zip(groups["setting"], groups["category"])]
         _add_groups(result, scores.correct, cells, lambda name: name)
-    if groups["task"] is not None and n:
+    if groups["task"] is not None:
         result["task_mean_accuracy"] = task_mean(scores.correct, groups["task"])[0]
     return result
 

@@ -6,6 +6,7 @@ import evaluate
 from bspatial.citation import CITATION as _CITATION
 from bspatial.citation import HOMEPAGE
 from bspatial.scoring.action import action_rates
+from bspatial.scoring.validation import check_not_empty
 
 _DESCRIPTION = """
 Robot-action rates of BEHAVIOR-Spatial (paper Section 5.1, Table S4). Each episode has an outcome:
@@ -27,7 +28,7 @@ Args:
 
 Returns:
     strict, soft, wrong (`float`): pooled percent over episodes, with <rate>_ci_low / <rate>_ci_high.
-    n (`int`): number of episodes.
+    n (`int`): number of episodes (no episodes at all raises ValueError: there is nothing to score).
     <task>/strict, <task>/soft, <task>/wrong (`float`): per-task percent, with CI keys alike.
 
 Examples:
@@ -56,4 +57,6 @@ class BspatialAction(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, soft_credit=None):
+        # action_rates calls the outcomes "outcomes"; name the argument the caller passed.
+        check_not_empty("predictions", predictions)
         return action_rates(predictions, references, soft_credit=soft_credit).to_flat_dict()

@@ -6,6 +6,7 @@ import evaluate
 from bspatial.citation import CITATION as _CITATION
 from bspatial.citation import HOMEPAGE
 from bspatial.scoring.ir_accuracy import ir_accuracy
+from bspatial.scoring.validation import check_not_empty
 
 _DESCRIPTION = """
 Point-grounding accuracy on BEHAVIOR-Spatial-IR (paper Appendix 14). A prediction is raw model text
@@ -29,7 +30,8 @@ Args:
 
 Returns:
     strict_accuracy, tolerant_accuracy (`float`): percent of queries correct.
-    n, correct, wrong, none, unparseable (`int`): counts (labels are the strict assignment).
+    n, correct, wrong, none, unparseable (`int`): counts (labels are the strict assignment); no
+        predictions at all raises ValueError (there is nothing to score).
     task/<name>/strict, task/<name>/tolerant (`float`) and task_mean_strict_accuracy,
         task_mean_tolerant_accuracy (`float`): per-task and unweighted task means, when tasks are known.
 
@@ -68,6 +70,18 @@ class BspatialIR(evaluate.Metric):
             ],
             reference_urls=[HOMEPAGE],
         )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of predictions and references (the first batch must not be empty).
+
+        """
+        # evaluate appends the inputs description to this docstring, so it needs one. It picks one of
+        # the two input forms from the first row of the first batch and fails with an IndexError when
+        # that batch is empty: say what is wrong instead. Once the form is chosen (self.writer exists),
+        # evaluate itself skips empty batches.
+        if self.writer is None and predictions is not None:
+            check_not_empty("predictions", predictions)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, tasks=None):
         return ir_accuracy(predictions, references, tasks=tasks)

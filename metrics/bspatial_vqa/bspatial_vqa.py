@@ -32,7 +32,7 @@ Args:
 
 Returns:
     accuracy (`float`): percent correct, pooled over questions.
-    n (`int`): number of questions.
+    n (`int`): number of questions (no predictions at all raises ValueError: there is nothing to score).
     unparseable (`int`), unparseable_rate (`float`): answers that could not be read.
     setting/<s>, category/<c>, subtype/<t>, task/<name>, <setting>/<category> (`float`): percent
         correct within each group, with n/<key> counts.

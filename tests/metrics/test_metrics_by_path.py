@@ -106,3 +106,19 @@ def test_mismatched_lengths_are_a_value_error(vqa, action):
     for module, refs in ((vqa, ["A"]), (action, ["reach_dice"])):
         with pytest.raises(ValueError):
             module.compute(predictions=["A", "B"] if module is vqa else ["none", "none"], references=refs)
+
+
+@pytest.mark.parametrize("metric", ["vqa", "ir", "action"])
+def test_scoring_nothing_is_an_error_naming_predictions(request, metric):
+    # An accuracy over no predictions is undefined, not 0.0: a run that lost its outputs must not report a score.
+    module = request.getfixturevalue(metric)
+    with pytest.raises(ValueError, match="predictions is empty: there is nothing to score"):
+        module.compute(predictions=[], references=[])
+
+
+def test_an_empty_batch_after_real_ones_is_still_scored(ir):
+    # Only scoring nothing at all is an error; a loader's empty last batch adds nothing.
+    region = _reach_region("reach_dice")
+    ir.add_batch(predictions=[[150.0, 350.0]], references=[region])
+    ir.add_batch(predictions=[], references=[])
+    assert ir.compute()["strict_accuracy"] == 100.0

@@ -150,7 +150,7 @@ def test_flat_dict_keys():
     ({"outcomes": ["correct"], "tasks": ["reach_tool", "reach_tool"]}, "tasks has length 2 but outcomes has length 1"),
     ({"outcomes": ["correct"], "tasks": ["reach_tool"], "soft_credit": [False, True]},
      "soft_credit has length 2"),
-    ({"outcomes": [], "tasks": []}, "empty"),
+    ({"outcomes": [], "tasks": []}, "outcomes is empty: there is nothing to score"),
     ({"outcomes": ["success"], "tasks": ["reach_tool"]}, r"outcomes\[0\] must be one of .* got 'success'"),
     ({"outcomes": ["correct"], "tasks": ["reach_moon"]}, "unknown task 'reach_moon'"),
     ({"outcomes": ["correct"], "tasks": ["reach_tool"], "soft_credit": [True]},

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from bspatial.scoring.action import outcome_from_trace
 from bspatial.scoring.failure_modes import FAILURE_MODES, failure_mode_counts, primary_failure_mode
 from bspatial.scoring.trace import ContainerGeometry, CountertopGeometry, EpisodeTrace
 
@@ -30,6 +31,28 @@ def test_reach_labels():
     assert primary_failure_mode(reach([[0, 0, 1], [0.8, 0.0, 1]])) == "execution_failure"
     # Jitter below the threshold is no action, even when it happens to be closer to a candidate.
     assert primary_failure_mode(reach([[0, 0, 1], [0.02, 0.01, 1], [0.0, 0.02, 1]])) == "no_action"
+
+
+def test_a_wrong_commitment_at_the_first_step_is_the_wrong_object_not_no_action():
+    # The distractor sits 2 cm from where the hand starts: touching it at step 1 moves the hand less than
+    # NO_ACTION_EEF_M, yet the episode is decided (Table S4 "wrong"): the policy selected the wrong object.
+    trace = reach([[1.0, 0.48, 1.0], [1.0, 0.495, 1.0]], [(1, 1)])
+    assert outcome_from_trace(trace).outcome == "wrong"
+    assert primary_failure_mode(trace) == "wrong_object"
+    # The same hand touching nothing stays a frozen policy.
+    assert primary_failure_mode(reach([[1.0, 0.48, 1.0], [1.0, 0.495, 1.0]])) == "no_action"
+
+
+def test_a_soda_base_that_starts_committed_to_a_distractor_is_the_wrong_object():
+    # Soda's rule commits on the final base pose: a base that starts (and stays) within the proximity
+    # radius of a distractor can decides the episode as wrong without moving.
+    still = np.tile([1.0, 0.45, 0.0], (3, 1))  # 5 cm from can 1, 45 cm from can 0 (instructed)
+    hand = np.tile([[1.0, 0.4, 0.5], PARKED], (3, 1, 1))
+    trace = EpisodeTrace(task="reach_soda_can", **HEADER, eef_positions=hand, candidate_names=("a", "b"),
+                         instructed_candidate=0, candidate_positions=np.tile(CANDS, (3, 1, 1)),
+                         eef_contacts=np.zeros((3, 2), bool), base_poses=still)
+    assert outcome_from_trace(trace).outcome == "wrong"
+    assert primary_failure_mode(trace) == "wrong_object"
 
 
 COUNTER = CountertopGeometry(plane_height=0.9, polygon=[[-1, -1], [1, -1], [1, 1], [-1, 1]],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -167,3 +168,11 @@ def test_pathological_inputs_stay_unparseable():
     for text in ["[" * 900 + "]" * 900, '{"a":' * 400 + "1" + "}" * 400, "(" * 3000 + ")" * 3000,
                  "[1" + "0" * 5000 + ", 3]", "{[(" * 500]:  # fmt: skip
         assert parse_point(text).status is PointStatus.UNPARSEABLE
+
+
+def test_invalid_escapes_in_model_text_do_not_warn():
+    # "(\d, 3)" reaches Python's literal parser, which warns about the escape: nothing for the log.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert parse_point('("\\d", 3) and ("\\!", 4)').status is PointStatus.UNPARSEABLE
+    assert not [w for w in caught if issubclass(w.category, SyntaxWarning)]

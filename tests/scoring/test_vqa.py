@@ -54,9 +54,18 @@ def test_task_mean_is_unweighted_over_tasks_while_accuracy_is_pooled():
         ({"predictions": ["A"], "references": ["A"], "categories": ["colour"]}, "categories[0] must be one of"),
         ({"predictions": ["A"], "references": ["A"], "settings": ["single"]}, "settings[0] must be one of"),
         ({"predictions": ["A"], "references": ["A"], "tasks": []}, "tasks has 0 entries but predictions has 1"),
+        ({"predictions": [], "references": []}, "predictions is empty: there is nothing to score"),
+        ({"predictions": [], "references": [], "tasks": []}, "predictions is empty: there is nothing to score"),
     ],
 )
 def test_bad_input_names_the_field_and_value(kwargs, message):
     with pytest.raises(ValueError) as err:
         vqa_accuracy(**kwargs)
     assert message in str(err.value)
+
+
+def test_groups_without_questions_are_absent_not_zero():
+    r = vqa_accuracy(["A", "B"], ["A", "A"], settings=["single_frame"] * 2, categories=["direction", "size"])
+    assert r["category/direction"] == 100.0 and r["category/size"] == 0.0
+    assert "category/distance" not in r and "n/category/distance" not in r
+    assert "setting/multi_frame_rotation" not in r and "single_frame/distance" not in r
