@@ -217,7 +217,7 @@ _BARE_LETTER = re.compile(rf"\s*(?:{_OPEN}+\s*)?([A-Za-z])\s*(?:{_CLOSE}+[.!。]
 # Step 5 and reasons.
 _OPTION_NOISE = re.compile(r"[\s\-_]+")
 _OPTION_EDGES = "\"'“”‘’`*()[]{}（）【】.,;:!?。，；：！？ \t\n\r"
-_LEADING_ARTICLE = re.compile(r"(?:the|a|an)\s+(?=\S)")
+_LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)")  # only a leading article: "banana split" keeps its "a "
 _REFUSAL = re.compile(
     r"\b(?:cannot|can't|can not|unable to|not able to|impossible to|sorry|don't know|do not know|"
     r"not sure|unclear|not possible|no correct answer|none of the)\b",

@@ -229,3 +229,10 @@ def test_fast_path_agrees_with_the_cascade(options):
             fast = choice._fast_path(text, choices)
             if fast is not None:
                 assert fast == choice._cascade(text, choices), text
+
+
+def test_only_a_leading_article_is_ignored_when_matching_option_text():
+    options = ("banana split", "apple pie", "the cake", "an orange")
+    assert parse_choice("cake", options).letter == "C" and parse_choice("orange", options).letter == "D"
+    # An "a " inside the option is part of it: "banansplit" is not "banana split" with its article dropped.
+    assert parse_choice("banansplit", options).letter is None
