@@ -3,10 +3,12 @@
 import datasets
 import evaluate
 
-from bspatial.citation import CITATION as _CITATION
-from bspatial.citation import HOMEPAGE
-from bspatial.scoring.action import action_rates
-from bspatial.scoring.validation import check_not_empty
+# evaluate (0.4.6) reads a "# From: <spec>" comment on an import line as what to pip install when the
+# import fails, line by line: without it a copied module would say "pip install bspatial" (no such package).
+from bspatial.citation import CITATION as _CITATION  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
+from bspatial.citation import HOMEPAGE  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
+from bspatial.scoring.action import action_rates  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
+from bspatial.scoring.validation import check_not_empty  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
 
 _DESCRIPTION = """
 Robot-action rates of BEHAVIOR-Spatial (paper Section 5.1, Table S4). Each episode has an outcome:

@@ -3,10 +3,12 @@
 import datasets
 import evaluate
 
-from bspatial.citation import CITATION as _CITATION
-from bspatial.citation import HOMEPAGE
-from bspatial.scoring.ir_accuracy import ir_accuracy
-from bspatial.scoring.validation import check_not_empty
+# evaluate (0.4.6) reads a "# From: <spec>" comment on an import line as what to pip install when the
+# import fails, line by line: without it a copied module would say "pip install bspatial" (no such package).
+from bspatial.citation import CITATION as _CITATION  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
+from bspatial.citation import HOMEPAGE  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
+from bspatial.scoring.ir_accuracy import ir_accuracy  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
+from bspatial.scoring.validation import check_not_empty  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
 
 _DESCRIPTION = """
 Point-grounding accuracy on BEHAVIOR-Spatial-IR (paper Appendix 14). A prediction is raw model text

@@ -3,9 +3,11 @@
 import datasets
 import evaluate
 
-from bspatial.citation import CITATION as _CITATION
-from bspatial.citation import HOMEPAGE
-from bspatial.scoring.vqa import vqa_accuracy
+# evaluate (0.4.6) reads a "# From: <spec>" comment on an import line as what to pip install when the
+# import fails, line by line: without it a copied module would say "pip install bspatial" (no such package).
+from bspatial.citation import CITATION as _CITATION  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
+from bspatial.citation import HOMEPAGE  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
+from bspatial.scoring.vqa import vqa_accuracy  # From: behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial
 
 _DESCRIPTION = """
 Accuracy of four-option spatial VQA answers (BEHAVIOR-Spatial-VQA). Raw model text is parsed into an
