@@ -7,6 +7,8 @@ real prompt (instruction + 256-bin state text) belongs to the processor.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -84,3 +86,23 @@ def build_tiny_lerobot_dataset(root, tasks: tuple[str, ...] = ("pick up the cup"
 
 
 __all__ = ["build_tiny_lerobot_dataset", "build_tiny_processor", "build_tiny_tokenizer", "make_batch", "tiny_policy_config", "tiny_vlm_config"]
+
+
+def open_expert_gates(model, seed: int) -> None:
+    """Redraw the action expert's adaRMSNorm modulation (N(0, 0.5)) and linear weights (N(0, 1 / fan_in)).
+
+    As initialised, the closed adaLN-Zero gates keep every observation out of the actions, so a test that
+    compares actions would pass even for code that ignored the observation. Deterministic (own generator,
+    fixed module order); afterwards every residual branch of the expert, cross-attention to the VLM
+    features included, contributes to the velocity.
+    """
+    from .modeling_bspatial_vla import BSpatialAdaRMSNorm
+
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.action_expert.modules():
+            if isinstance(module, BSpatialAdaRMSNorm):
+                module.weight.copy_(0.5 * torch.randn(module.weight.shape, generator=generator))
+                module.bias.copy_(0.5 * torch.randn(module.bias.shape, generator=generator))
+            elif isinstance(module, torch.nn.Linear):
+                module.weight.copy_(torch.randn(module.weight.shape, generator=generator) / math.sqrt(module.in_features))

@@ -6,6 +6,7 @@ data files under ``<prefix>/share/behavior-spatial`` (see setup.py).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -22,3 +23,14 @@ def data_root() -> Path:
         f"cannot find the metrics/ folder next to the package ({checkout}) or under "
         f"{Path(sys.prefix) / SHARE_SUBDIR}; reinstall behavior-spatial"
     )
+
+
+def folder_name(spec: str) -> str:
+    """A model or policy spec as a default run-folder name: every run of characters other than letters,
+    digits, ``.``, ``_`` and ``-`` becomes one ``_`` (no ``:``, ``/`` or ``#`` in a path).
+
+    Example:
+        >>> folder_name("openpi:ws://127.0.0.1:8000")
+        'openpi_ws_127.0.0.1_8000'
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec)

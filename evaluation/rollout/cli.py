@@ -80,9 +80,10 @@ def _policy_label(policy: str) -> str:
         >>> _policy_label("runs/ckpt/pretrained_model"), _policy_label("lerobot:out/act#select_action")
         ('pretrained_model', 'lerobot_out_act_select_action')
     """
-    import re
+    from bspatial.common.paths import folder_name
+    from bspatial.evaluation.rollout.policies import EXTERNAL_POLICIES
 
     kind, sep, _ = policy.partition(":")
-    if sep and kind in ("lerobot", "openpi"):
-        return re.sub(r"[^A-Za-z0-9._-]+", "_", policy).strip("_")
+    if sep and kind in EXTERNAL_POLICIES:
+        return folder_name(policy).strip("_")
     return Path(policy).name

@@ -8,7 +8,6 @@ Heavy imports (datasets, PIL, numpy-heavy scoring) stay inside the functions so 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -37,6 +36,7 @@ def eval_vlm(
     ] = "",
 ) -> None:
     """Evaluate a VLM on a BEHAVIOR-Spatial suite (Appendix 15 prompts); resumable per-sample logs + summary."""
+    from bspatial.common.paths import folder_name
     from bspatial.evaluation.vlm.backends import load_backend
     from bspatial.evaluation.vlm.runner import IncompatibleRunError, part_dir, run_suite
 
@@ -48,7 +48,7 @@ def eval_vlm(
             raise ValueError(f"--model-args {model_args!r} does not fit model {model!r}: {error}") from None
         # The runner sends one batch at a time: keep every concurrent request slot busy.
         batch_size = max(batch_size, int(getattr(backend, "concurrency", 1)))
-        out = out or Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", backend.spec)
+        out = out or Path("runs") / folder_name(backend.spec)
         summary = run_suite(backend, suite, config, out, data=data, split=split, batch_size=batch_size, limit=limit, progress=progress)
     except (ValueError, IncompatibleRunError) as error:
         typer.echo(f"error: {error}", err=True)

@@ -148,7 +148,8 @@ def run_suite(
         todo = [i for i, key in enumerate(keys) if key not in done]
         logger.info("%s/%s: %d items, %d done, %d to run -> %s", suite, config, len(keys), len(keys) - len(todo), len(todo), folder)
         if shard.launch.world > 1:
-            return _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress, meta)
+            return _run_sharded(shard, dataset, keys, position, todo, suite, backend, folder, fingerprint["fingerprint"],
+                                batch_size, progress, meta)
         complete = False
         try:
             _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress)
@@ -186,13 +187,14 @@ class _Shard:
         barrier(self.launch)
 
 
-def _run_sharded(shard, dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress, meta) -> dict[str, Any]:
+def _run_sharded(shard, dataset, keys, position, todo, suite, backend, folder, fingerprint, batch_size, progress,
+                 meta) -> dict[str, Any]:
     shard.barrier()  # every rank has read the logs before any rank appends to its own
     rank, world = shard.launch.rank, shard.launch.world
     _run_pending(dataset, keys, todo[rank::world], suite, backend, folder, fingerprint, batch_size, progress, shard.files(folder))
     shard.barrier()  # every rank's file is complete: only now is a merge safe
     if shard.is_main:
-        _merge_rank_files(folder, {key: i for i, key in enumerate(keys)})
+        _merge_rank_files(folder, position)
         write_summary(folder, meta, True)
     shard.barrier()  # the summary exists
     return json.loads((folder / SUMMARY_FILE).read_text())

@@ -28,18 +28,15 @@ end show that the compared quantities do depend on what they should: the samplin
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from torch import nn
 
 from bspatial.modeling import BSpatialVLAForActionPrediction, BSpatialVLAProcessor
-from bspatial.modeling.modeling_bspatial_vla import BSpatialAdaRMSNorm
-from bspatial.modeling.testing_utils import make_batch
+from bspatial.modeling.testing_utils import make_batch, open_expert_gates
 from bspatial.modeling.tiny_backbone import build_tiny_processor, tiny_policy_config
 
 GOLDEN = Path(__file__).parent / "golden" / "tiny_policy_v1.pt"
@@ -53,19 +50,7 @@ STATS = {"observation.state": {"q01": [-1.0] * STATE_DIM, "q99": [1.0] * STATE_D
 
 
 def _open_gates(model: BSpatialVLAForActionPrediction, seed: int = GATE_SEED) -> None:
-    """Redraw the expert's adaRMSNorm modulation (N(0, 0.5)) and linear weights (N(0, 1 / fan_in)).
-
-    Deterministic (own generator, fixed module order); afterwards every residual branch of the expert,
-    cross-attention to the VLM features included, contributes to the velocity.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for module in model.action_expert.modules():
-            if isinstance(module, BSpatialAdaRMSNorm):
-                module.weight.copy_(0.5 * torch.randn(module.weight.shape, generator=generator))
-                module.bias.copy_(0.5 * torch.randn(module.bias.shape, generator=generator))
-            elif isinstance(module, nn.Linear):
-                module.weight.copy_(torch.randn(module.weight.shape, generator=generator) / math.sqrt(module.in_features))
+    open_expert_gates(model, seed)
 
 
 def _model(config) -> BSpatialVLAForActionPrediction:

@@ -44,27 +44,12 @@ def save_tiny_checkpoint(path: Path, **overrides) -> Path:
 
 
 def _open_gates(model, seed: int = 1) -> None:
-    """Redraw the action expert's adaRMSNorm modulation and linear weights.
-
-    As initialised, the closed adaLN-Zero gates keep every observation out of the actions (tests/modeling/
+    """As initialised, the closed adaLN-Zero gates keep every observation out of the actions (tests/modeling/
     test_golden.py shows it), so "the served chunk equals the direct one" would hold even for a server that
-    ignored the observation. With the gates open, images, state and text all move the actions.
-    """
-    import math
+    ignored the observation. With the gates open, images, state and text all move the actions."""
+    from bspatial.modeling.testing_utils import open_expert_gates
 
-    import torch
-    from torch import nn
-
-    from bspatial.modeling.modeling_bspatial_vla import BSpatialAdaRMSNorm
-
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for module in model.action_expert.modules():
-            if isinstance(module, BSpatialAdaRMSNorm):
-                module.weight.copy_(0.5 * torch.randn(module.weight.shape, generator=generator))
-                module.bias.copy_(0.5 * torch.randn(module.bias.shape, generator=generator))
-            elif isinstance(module, nn.Linear):
-                module.weight.copy_(torch.randn(module.weight.shape, generator=generator) / math.sqrt(module.in_features))
+    open_expert_gates(model, seed)
 
 
 @pytest.fixture(scope="session")
