@@ -4,12 +4,12 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv ffmpeg clean
+.PHONY: demo test venv ffmpeg browser clean
 
 demo: $(STAMP) ffmpeg
 	$(VENV)/bin/bspatial demo
 
-test: $(STAMP) ffmpeg
+test: $(STAMP) ffmpeg browser
 	$(VPY) -m pytest -q
 
 venv: $(STAMP)
@@ -21,7 +21,7 @@ $(STAMP): setup.cfg setup.py pyproject.toml plugins/lerobot_env_bspatial/pyproje
 	@# The machine-wide pip config names local index folders that may be absent; pip then warns once
 	@# per package. Those lines are noise, every other line passes through.
 	set -o pipefail; $(VPY) -m pip install -q --upgrade pip 2>&1 | { grep -v 'neither a file nor a directory' || true; }
-	set -o pipefail; $(VPY) -m pip install -q -e '.[dev]' 2>&1 | { grep -v 'neither a file nor a directory' || true; }
+	set -o pipefail; $(VPY) -m pip install -q -e '.[dev,ray]' 2>&1 | { grep -v 'neither a file nor a directory' || true; }
 	set -o pipefail; $(VPY) -m pip install -q -e plugins/lerobot_env_bspatial 2>&1 | { grep -v 'neither a file nor a directory' || true; }
 	@# openpi-client (the openpi protocol tests' real client) pins numpy<2 but runs on lerobot's numpy 2: --no-deps; its imports come with .[dev]
 	set -o pipefail; $(VPY) -m pip install -q --no-deps openpi-client==0.1.2 2>&1 | { grep -v 'neither a file nor a directory' || true; }
@@ -35,6 +35,15 @@ ffmpeg:
 	    (apt-get install -y -qq ffmpeg >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq ffmpeg >/dev/null 2>&1; }) \
 	      || echo "note: could not install ffmpeg; video decoding falls back to PyAV"; \
 	  else echo "note: ffmpeg missing and apt-get not permitted; video decoding falls back to PyAV"; fi; }
+
+# The HTML leaderboard's browser test (tests/evaluation/analysis) drives Debian's chromium headless through
+# chromedriver. Install when missing and permitted; the test itself says how to get them when absent.
+browser:
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1; }) \
+	      || echo "note: could not install chromium; the HTML report's browser test will fail"; \
+	  else echo "note: chromium missing and apt-get not permitted; the HTML report's browser test will fail"; fi; }
 
 clean:
 	rm -rf $(VENV) *.egg-info
