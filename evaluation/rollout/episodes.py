@@ -2,8 +2,10 @@
 
 Result file (``<out>/episodes/<task>-<index>.json``): task, variant, seed, split, index, policy, condition,
 instruction, status ("decided" / "timeout" / "sim_error" / "error" / "not_applicable"), outcome, soft_credit,
-detail, failure_mode (:func:`bspatial.scoring.failure_modes.primary_failure_mode`; null for no-intervention),
-steps, message, trace (:meth:`EpisodeTrace.to_dict`, or null), ir (IR checkpoints: source, mode,
+detail, failure_mode (one of the nine primary modes of :mod:`bspatial.scoring.failure_modes`, or ``success``;
+under the no-intervention condition ``success`` / ``acted_unnecessarily``; null without a trace), secondary_modes
+(:func:`bspatial.scoring.failure_modes.secondary_annotations`: a list, empty without a trace), steps, message,
+trace (:meth:`EpisodeTrace.to_dict`, or null), ir (IR checkpoints: source, mode,
 observations, observations without a target, and for predicted IR the VLM queries and failed
 predictions; else null), spawn (navigation: the spawn validation's measurements; else null).
 
@@ -47,8 +49,9 @@ def result_path(out: Path, episode: EpisodeSpec) -> Path:
 
 def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
     base = {**asdict(episode), "policy": policy_spec, "condition": "spatial", "instruction": None, "status": "error",
-            "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "steps": 0, "message": "",
-            "trace": None, "ir": None, "spawn": None, "latencies": None}
+            "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": [],
+            "steps": 0,
+            "message": "", "trace": None, "ir": None, "spawn": None, "latencies": None}
     return {**base, **fields}
 
 
@@ -70,19 +73,23 @@ def load_instance(backend: SimBackend, episode: EpisodeSpec, condition: str = "s
 
 
 def _scored(result, condition: str) -> dict[str, Any]:
-    """Outcome fields of a finished episode: Table S4's, or the no-intervention rule; plus its failure mode."""
-    from bspatial.scoring.failure_modes import no_intervention_success, primary_failure_mode
+    """Outcome fields of a finished episode: Table S4's, or the no-intervention rule; plus its failure modes."""
+    from bspatial.scoring.failure_modes import (no_intervention_mode, no_intervention_success, primary_failure_mode,
+                                                secondary_annotations)
 
     if result.trace is None:
-        return {"outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None}
+        return {"outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": []}
     if condition == "no_intervention":
+        # The goal already held: success is leaving it (no Table S4 rule applies).
         kept = no_intervention_success(result.trace)
-        # The goal already held: success is leaving it (no Table S4 rule applies, no failure-mode label).
+        mode = no_intervention_mode(result.trace)
         return {"outcome": "correct" if kept else "none", "soft_credit": False,
-                "detail": "goal_left_alone" if kept else "acted", "failure_mode": None}
+                "detail": "goal_left_alone" if kept else "acted", "failure_mode": mode,
+                "secondary_modes": list(secondary_annotations(result.trace, mode))}
     outcome = result.outcome
+    mode = primary_failure_mode(result.trace, outcome)
     return {"outcome": outcome.outcome, "soft_credit": bool(outcome.soft_credit), "detail": outcome.detail,
-            "failure_mode": primary_failure_mode(result.trace, outcome)}
+            "failure_mode": mode, "secondary_modes": list(secondary_annotations(result.trace, mode))}
 
 
 def finished_record(episode: EpisodeSpec, policy_spec: str, result, *, condition: str = "spatial",

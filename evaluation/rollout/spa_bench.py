@@ -11,7 +11,10 @@ failures down by their primary mode. Our records carry a ``condition``
   ``spatial`` episodes on the same scenes (matched by task and episode index of the split manifest):
   both rates on the matched pairs, their difference with its Newcombe interval and the exact McNemar p
   (:func:`bspatial.scoring.stats.matched_pair_contrast`);
-* :func:`failure_mode_rows`: one row per (policy, split, condition): the count and share of each label.
+* :func:`failure_mode_rows`: one row per (policy, split, condition): the count and share of each label
+  (``success`` and the nine primary modes of :mod:`bspatial.scoring.failure_modes`);
+* :func:`secondary_annotation_rows`: one row per (policy, split, condition): how many of its failed
+  episodes carry each secondary annotation (several per episode; they never change a score).
 
 Records with status ``"not_applicable"`` (a condition undefined for the scene) are left out and
 counted; a crashed episode (``"error"``) is a failure, as everywhere.
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from bspatial.scoring.failure_modes import FAILURE_MODES
+from bspatial.scoring.failure_modes import FAILURE_MODES, SECONDARY_ANNOTATIONS
 from bspatial.scoring.stats import matched_pair_contrast, wilson_interval
 
 NOT_APPLICABLE = "not_applicable"
@@ -94,5 +97,21 @@ def failure_mode_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, An
         for mode in FAILURE_MODES:
             count = sum(r["failure_mode"] == mode for r in labelled)
             row[mode] = f"{count} ({100.0 * count / len(labelled):.1f}%)"
+        rows.append(row)
+    return rows
+
+
+def secondary_annotation_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per (policy, split, condition): of its labelled failures, how many carry each secondary annotation."""
+    rows = []
+    for (policy, split, condition), group in _groups(records).items():
+        failed = [r for r in group if r.get("status") != NOT_APPLICABLE and r.get("failure_mode")
+                  and r["failure_mode"] != "success"]
+        if not failed:
+            continue
+        row: dict[str, Any] = {"policy": policy, "split": split, "condition": condition, "failures": len(failed)}
+        for annotation in SECONDARY_ANNOTATIONS:
+            count = sum(annotation in (r.get("secondary_modes") or ()) for r in failed)
+            row[annotation] = f"{count} ({100.0 * count / len(failed):.1f}%)"
         rows.append(row)
     return rows

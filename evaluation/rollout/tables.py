@@ -223,7 +223,8 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
 
     * manipulation records: ``table4.{md,csv}``, ``per_task_<policy>_<split>.{md,csv}`` and, when a split
       has two or more policies, the S9 / S10 comparison ``table_s9_held_out`` / ``table_s10_prompt_probe``;
-    * ``failure_modes.{md,csv}`` and, when a run used a Spa-Bench condition, ``spa_bench_conditions.{md,csv}``;
+    * ``failure_modes.{md,csv}`` (primary modes), ``failure_secondary.{md,csv}`` (secondary annotations) and,
+      when a run used a Spa-Bench condition, ``spa_bench_conditions.{md,csv}``;
     * navigation records: ``table_s11.{md,csv}``.
     """
     from bspatial.evaluation.rollout.episodes import load_results
@@ -266,12 +267,14 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
 
 
 def _write_spa_bench(records, out: Path) -> dict[str, Path]:
-    """``spa_bench_conditions`` (only when a run used a condition other than spatial) and ``failure_modes``."""
-    from bspatial.evaluation.rollout.spa_bench import condition_of, condition_rows, failure_mode_rows
+    """``spa_bench_conditions`` (only when a run used a condition other than spatial), ``failure_modes`` and
+    ``failure_secondary``."""
+    from bspatial.evaluation.rollout.spa_bench import (condition_of, condition_rows, failure_mode_rows,
+                                                       secondary_annotation_rows)
     from bspatial.common.files import atomic_write_text
 
     written: dict[str, Path] = {}
-    tables = {"failure_modes": failure_mode_rows(records)}
+    tables = {"failure_modes": failure_mode_rows(records), "failure_secondary": secondary_annotation_rows(records)}
     if any(condition_of(r) != "spatial" or r["split"] in SPA_SPLITS for r in records):
         tables["spa_bench_conditions"] = condition_rows(records)
     for stem, rows in tables.items():

@@ -44,6 +44,8 @@ def test_no_intervention_scripted_stays_still_and_random_does_not(tmp_path):
     (still,), (moving,) = load_results(tmp_path / "s"), load_results(tmp_path / "r")
     assert (still["outcome"], still["detail"]) == ("correct", "goal_left_alone")
     assert (moving["outcome"], moving["detail"]) == ("none", "acted")
+    assert (still["failure_mode"], moving["failure_mode"]) == ("success", "acted_unnecessarily")
+    assert isinstance(moving["secondary_modes"], list)
     assert still["steps"] == moving["steps"] == 60      # nothing decides a no-intervention episode early
     with pytest.raises(ValueError, match="condition must be one of .*got 'loud'"):
         run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "x", condition="loud")
@@ -53,7 +55,7 @@ def test_no_intervention_scripted_stays_still_and_random_does_not(tmp_path):
         run_rollouts("scripted", "held_out", ["place_carving_knife"], tmp_path / "s", n_episodes=1, max_steps=60)
 
 
-def _rec(condition, index, ok, mode="execution_failure", status="decided"):
+def _rec(condition, index, ok, mode="missed_target", status="decided"):
     return {"policy": "ckpt", "split": "held_out", "condition": condition, "task": "reach_toys", "index": index,
             "outcome": "correct" if ok else "none", "status": status, "failure_mode": "success" if ok else mode}
 
