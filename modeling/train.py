@@ -11,11 +11,19 @@ checkpoint (model + processor) that ``AutoModel`` / ``AutoProcessor`` load.
 The first-frame-anchor variant (Appendix 13.3) trains on a ``FirstFrameAnchorDataset``: every sample
 also carries its episode's first head frame, dot-marked at that frame's oracle target.
 
-Exact resume: every random draw is a function of (seed, step, process): the batch indices come from a
-per-step seeded ``WeightedRandomSampler`` and the flow-matching noise and times from a per-step
-generator, so a run interrupted at step k and resumed from its step-k checkpoint sees the same batches,
-noise, learning rates and optimizer state as an uninterrupted run. ``save_state`` also stores the global
-RNG states, which ``load_state`` restores, for anything else that draws from them.
+Exact resume: every random draw is a function of (seed, step, position in the global batch): the batch
+indices come from a per-step seeded ``WeightedRandomSampler`` and the flow-matching noise and times from a
+per-step generator, so a run interrupted at step k and resumed from its step-k checkpoint sees the same
+batches, noise, learning rates and optimizer state as an uninterrupted run. ``save_state`` also stores the
+global RNG states, which ``load_state`` restores, for anything else that draws from them.
+
+Several processes (``accelerate launch`` / ``torchrun``; DDP over NCCL, or gloo on CPU): the preset's
+``batch_size`` is the global batch, and each of N processes takes its slice of B / N samples
+(:func:`~.training_data.process_share`; B not divisible by N is refused). The draws above do not depend on
+the process, and the loss each process back-propagates is weighted so that DDP's gradient average is the
+gradient of the global batch's masked mean (see :func:`_global_loss_weight`). So N processes follow the
+one-process loss curve on the same global batch (up to float summation order), and a checkpoint written
+with N processes resumes with any other count.
 
 Not remote code (imports lerobot, accelerate, peft).
 """
@@ -34,13 +42,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bspatial.common.distributed import Launch
 from bspatial.common.files import atomic_write_text, publish_folder
 from bspatial.common.locks import LOCK_FILE, process_lock_name, run_folder_lock
 
 from .training_config import TINY_BACKBONE, TrainingConfig, get_preset
 from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, check_dataset_root,
-                            dataset_episode_count, dataset_fingerprint, dataset_metadata, policy_dataset, step_seed,
-                            task_balanced_weights)
+                            dataset_episode_count, dataset_fingerprint, dataset_metadata, policy_dataset,
+                            process_share, step_seed, task_balanced_weights)
 
 logger = logging.getLogger(__name__)
 
@@ -194,7 +203,8 @@ def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor)
     accelerator.save_state(str(tmp))
     if accelerator.is_main_process:
         export_pretrained(accelerator.unwrap_model(model), processor, tmp / PRETRAINED_DIR)
-        (tmp / CHECKPOINT_MARKER).write_text(json.dumps({"step": step}))
+        # The process count is informational (a checkpoint resumes with any count).
+        (tmp / CHECKPOINT_MARKER).write_text(json.dumps({"step": step, "processes": accelerator.num_processes}))
         publish_folder(tmp, final)  # a checkpoint folder exists only once complete
     accelerator.wait_for_everyone()
 
@@ -341,15 +351,46 @@ class TrainResult:
     processor: object | None = field(default=None, repr=False)
 
 
-def _flow_draws(batch: Mapping, model_config, seed: int, step: int, process: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _flow_draws(actions: torch.Tensor, model_config, seed: int, step: int, batch_size: int,
+                share: slice) -> tuple[torch.Tensor, torch.Tensor]:
+    """Noise ``(b, chunk, action_dim)`` and times ``(b,)`` of this process's ``share`` of step ``step``.
+
+    Drawn for the whole global batch (``batch_size`` rows) from one generator seeded by (seed, step), then
+    sliced, so a sample's draws depend on its position in the global batch, not on the process that
+    handles it: N processes draw what one process draws for the same batch. Drawing B rows where a
+    process needs B / N costs B * chunk * action_dim normal draws a step (188k for batch 256), nothing
+    beside a forward pass. (The seed keeps its former process slot at 0: one-process runs draw as before.)
+    """
     from .flow_matching import sample_time
 
-    actions = batch["actions"]
-    generator = torch.Generator().manual_seed(step_seed(seed, step, "flow", process))
-    noise = torch.randn(actions.shape, generator=generator)
-    time = sample_time(actions.shape[0], alpha=model_config.time_beta_alpha, beta=model_config.time_beta_beta,
+    generator = torch.Generator().manual_seed(step_seed(seed, step, "flow", 0))
+    noise = torch.randn((batch_size, *actions.shape[1:]), generator=generator)
+    time = sample_time(batch_size, alpha=model_config.time_beta_alpha, beta=model_config.time_beta_beta,
                        scale=model_config.time_scale, offset=model_config.time_offset, generator=generator)
+    noise, time = noise[share], time[share]
+    if noise.shape != actions.shape:
+        raise ValueError(f"this process's batch has actions of shape {tuple(actions.shape)}, but its share "
+                         f"{share.start}:{share.stop} of the global batch {batch_size} gives {tuple(noise.shape)}")
     return noise.to(actions.device), time.to(actions.device)
+
+
+def _global_loss_weight(accelerator, batch: Mapping) -> torch.Tensor:
+    """The factor that turns this process's loss into its part of the global batch's loss under DDP.
+
+    The loss is a masked mean: squared errors summed over the real (not padded) chunk steps, divided by
+    their count. One process computes it over the global batch, S / R. Each of N processes computes
+    S_i / R_i over its share, and DDP averages the gradients, which would weigh every process equally
+    whatever its count of real steps (shares near episode ends have more padding). Scaling process i's
+    loss by R_i * N / R makes the average of the gradients (1/N) sum_i grad(S_i / R_i * R_i * N / R) =
+    grad(S / R), the one-process gradient, and the mean of the scaled losses S / R, the one-process loss.
+    With one process the factor is R / R = 1 exactly.
+    """
+    is_pad = batch.get("action_is_pad")
+    actions = batch["actions"]
+    real = (torch.tensor(float(actions.shape[0] * actions.shape[1])) if is_pad is None
+            else (~is_pad.bool()).sum().to(torch.float32)).to(actions.device)
+    total = accelerator.reduce(real.clone(), reduction="sum")
+    return real * accelerator.num_processes / total.clamp_min(1.0)
 
 
 def _lr_scheduler(optimizer, config: TrainingConfig):
@@ -401,6 +442,7 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
         # once per optimiser step (not once per process, Accelerate's default for unsplit batches).
         accelerator = Accelerator(mixed_precision="bf16" if bf16 else "no", step_scheduler_with_optimizer=False,
                                   log_with=[_jsonl_tracker_class()(out / METRICS_FILE), *trackers])
+        _check_processes(accelerator, config)
         model, processor, report = build_policy(config, dataset_metadata(dataset_root), init_expert_from)
         dataset, tasks = build_dataset(dataset_root, config, chunk_size=model.config.chunk_size)
         logger.info("preset %s on %d frames of %d episodes: %s", config.name, len(dataset), dataset.num_episodes, report)
@@ -439,6 +481,21 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
                            model=accelerator.unwrap_model(model), processor=processor)
 
 
+def _check_processes(accelerator, config: TrainingConfig) -> None:
+    """Refuse a launch whose processes do not form one Accelerate job, and a global batch they cannot split.
+
+    Without a GPU, ``torchrun`` / ``accelerate launch --multi_gpu`` start N processes that Accelerate takes
+    for N independent single-process runs unless it is told to use the CPU (measured: both then trained the
+    whole batch into the same folder); ``ACCELERATE_USE_CPU=1`` makes them one gloo job.
+    """
+    launch = Launch.of_environment()  # RANK / WORLD_SIZE (an MPI launch sets neither: Accelerate reads its own)
+    if launch.world > 1 and launch.world != accelerator.num_processes:
+        raise ValueError(f"the launcher started {launch.world} processes ({launch.source}={launch.rank}/"
+                         f"{launch.world}) but Accelerate runs {accelerator.num_processes} "
+                         f"({accelerator.distributed_type}); on CPU set ACCELERATE_USE_CPU=1 (gloo)")
+    process_share(config.batch_size, accelerator.process_index, accelerator.num_processes)  # raises if uneven
+
+
 def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accelerator):
     sample_episodes = dataset.hf_dataset.with_format("numpy")["episode_index"]
     sampler = StepBatchSampler(task_balanced_weights(sample_episodes, tasks), config.batch_size, config.seed, start,
@@ -457,14 +514,16 @@ def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_
     model_config = accelerator.unwrap_model(model).config
     params = [p for p in model.parameters() if p.requires_grad]
     losses, step = [], start
+    share = process_share(config.batch_size, accelerator.process_index, accelerator.num_processes)
     bar = tqdm(total=config.max_steps, initial=start, disable=not accelerator.is_main_process, desc=config.name)
     for batch in loader:
         if stop_at_step is not None and step >= stop_at_step:
             break
         batch = {k: v.to(accelerator.device) if torch.is_tensor(v) else v for k, v in batch.items()}
-        noise, time = _flow_draws(batch, model_config, config.seed, step, accelerator.process_index)
+        noise, time = _flow_draws(batch["actions"], model_config, config.seed, step, config.batch_size, share)
         with accelerator.autocast():  # forward (not compute_loss) so DDP syncs the gradients
             loss = model(**{k: batch[k] for k in MODEL_INPUTS if k in batch}, noise=noise, time=time).loss
+        loss = loss * _global_loss_weight(accelerator, batch)
         optimizer.zero_grad(set_to_none=True)
         accelerator.backward(loss)
         grad_norm = accelerator.clip_grad_norm_(params, config.grad_clip_norm)

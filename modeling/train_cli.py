@@ -2,7 +2,10 @@
 
 Heavy imports (torch, lerobot, accelerate) happen inside the command, so registering it is cheap.
 Multi-GPU / multi-node: ``accelerate launch -m bspatial.cli train ...`` (Accelerate reads its launch
-environment; the global batch of a preset is split across the processes).
+environment; the preset's batch is the global batch, split evenly across the processes, and the loss curve
+is the one-process curve). Several CPU processes (gloo): ``ACCELERATE_USE_CPU=1 accelerate launch
+--multi_gpu --num_processes 2 -m bspatial.cli train ...`` (``accelerate launch --cpu`` alone starts one
+process unless given an MPI hostfile).
 """
 
 from __future__ import annotations

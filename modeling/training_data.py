@@ -70,12 +70,9 @@ class StepBatchSampler(torch.utils.data.Sampler):
 
     def __init__(self, weights: torch.Tensor, batch_size: int, seed: int, start_step: int, max_steps: int,
                  process_index: int = 0, num_processes: int = 1):
-        if batch_size % num_processes:
-            raise ValueError(f"batch_size {batch_size} is not divisible by {num_processes} processes")
         self.weights, self.batch_size, self.seed = weights, batch_size, seed
         self.start_step, self.max_steps = start_step, max_steps
-        self.per_process = batch_size // num_processes
-        self.offset = process_index * self.per_process
+        self.share = process_share(batch_size, process_index, num_processes)
 
     def __len__(self) -> int:
         return max(0, self.max_steps - self.start_step)
@@ -85,7 +82,28 @@ class StepBatchSampler(torch.utils.data.Sampler):
             generator = torch.Generator().manual_seed(step_seed(self.seed, step, "batch"))
             sampler = torch.utils.data.WeightedRandomSampler(self.weights, self.batch_size, replacement=True,
                                                              generator=generator)
-            yield list(sampler)[self.offset:self.offset + self.per_process]
+            yield list(sampler)[self.share]
+
+
+def process_share(batch_size: int, process_index: int, num_processes: int) -> slice:
+    """The positions of the global batch that process ``process_index`` of ``num_processes`` handles.
+
+    The one rule that splits a step's global batch: the batch sampler takes these samples and the
+    flow-matching draws of ``train`` take these rows, so a sample's draws follow its global position.
+
+    Raises:
+        ValueError: ``batch_size`` is not divisible by ``num_processes`` (both are named).
+
+    Example:
+        >>> process_share(8, 1, 2)
+        slice(4, 8, None)
+    """
+    if batch_size % num_processes:
+        raise ValueError(f"batch_size {batch_size} (the global batch) is not divisible by the {num_processes} "
+                         f"processes: every process takes batch_size / processes samples a step; pass a "
+                         f"batch_size that is a multiple of {num_processes}")
+    per_process = batch_size // num_processes
+    return slice(process_index * per_process, (process_index + 1) * per_process)
 
 
 def step_seed(seed: int, step: int, purpose: str, process: int = 0) -> int:
