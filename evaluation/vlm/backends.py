@@ -13,6 +13,7 @@ spec                             kind            status
 ``openai:<base url>#<model>``    ``openai``      OpenAI-compatible chat completions (``backend_openai``)
 ``transformers:<id or path>``,   ``transformers``  ``AutoModelForImageTextToText`` (``backend_transformers``)
 a bare hub id or local path
+``vla-backbone:<VLA folder>``    ``vla-backbone``  the VLM inside a VLA checkpoint (``backend_vla_backbone``)
 ===============================  ==============  =============================================
 
 The ``transformers`` and ``openai`` factories import their modules only when a spec names them,
@@ -114,6 +115,7 @@ _USAGE = {
     "chance": "'chance' or 'chance:<seed>'",
     "openai": "'openai:<base url>#<model>'",
     "transformers": "'transformers:<hub id or path>' or a bare hub id / path",
+    "vla-backbone": "'vla-backbone:<pretrained_model, checkpoint or training output folder>'",
 }
 
 
@@ -143,5 +145,12 @@ def _transformers(argument: str, **options: Any) -> VLMBackend:
 @register_backend("openai")
 def _openai(argument: str, **options: Any) -> VLMBackend:
     from bspatial.evaluation.vlm.backend_openai import build
+
+    return build(argument, **options)
+
+
+@register_backend("vla-backbone")
+def _vla_backbone(argument: str, **options: Any) -> VLMBackend:
+    from bspatial.evaluation.vlm.backend_vla_backbone import build
 
     return build(argument, **options)

@@ -15,7 +15,8 @@ import typer
 
 
 def eval_vlm(
-    model: Annotated[str, typer.Option(help="Model spec: 'chance' / 'chance:<seed>', a hub id or local path, or 'openai:<base url>#<model>'.")],
+    model: Annotated[str, typer.Option(help="Model spec: 'chance' / 'chance:<seed>', a hub id or local path, 'openai:<base url>#<model>', or "
+                                          "'vla-backbone:<VLA checkpoint folder>' (the VLM inside one of our policies).")],
     suite: Annotated[str, typer.Option(help="Suite: 'vqa' or 'ir'.")] = "vqa",
     config: Annotated[str, typer.Option(help="Dataset config: general_single_frame, general_multi_frame, task_manipulation, task_navigation (vqa); all or a task name (ir).")] = "general_single_frame",
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<model spec>); results go to <out>/<suite>-<config>/ and resume from there.")] = None,
@@ -30,7 +31,8 @@ def eval_vlm(
         str,
         typer.Option(
             help="Backend options as key=value pairs separated by commas, as lmms-eval's --model_args: "
-            "transformers: dtype, device_map, max_new_tokens, revision; openai: concurrency, timeout_s, "
+            "transformers: dtype, device_map, max_new_tokens, revision; vla-backbone: the transformers ones (no revision) "
+            "and base (the backbone VLM, for an untied LM head); openai: concurrency, timeout_s, "
             "max_tokens, api_key_env. Example: 'dtype=bfloat16,max_new_tokens=64'."
         ),
     ] = "",
@@ -74,11 +76,27 @@ def eval_vlm(
 
 
 def report(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (one table row each), e.g. runs/*.")],
-    out: Annotated[Path, typer.Option(help="Folder for table1/table2/per_task/per_subtype .md and .csv.")] = Path("reports"),
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (one table row each), e.g. runs/*; with --html also "
+                                                    "rollout run folders.")],
+    out: Annotated[Path, typer.Option(help="Folder for table1/table2/per_task/per_subtype .md and .csv; with --html "
+                                           "the site folder (index.html, figures/, logs/).")] = Path("reports"),
     paper: Annotated[bool, typer.Option(help="Append the paper's published rows as reference.")] = False,
+    html: Annotated[bool, typer.Option("--html", help="Write a static HTML leaderboard instead (Tables 1-5, S6, "
+                                                      "S9-S11 beside the paper's rows, figures, run fingerprints and "
+                                                      "logs); opens from the file system, no server.")] = False,
 ) -> None:
-    """Write Table 1 and Table 2 layouts (plus per-task / per-subtype breakdowns) as Markdown and CSV."""
+    """Write Table 1 and Table 2 layouts (plus per-task / per-subtype breakdowns) as Markdown and CSV, or with
+    --html a static leaderboard site of eval-vlm and rollout runs."""
+    if html:
+        from bspatial.evaluation.analysis.site import write_site
+
+        try:
+            index = write_site(runs, out)
+        except ValueError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(code=2) from None
+        typer.echo(f"wrote {index}")
+        return
     from bspatial.evaluation.vlm.report import write_report
 
     try:
