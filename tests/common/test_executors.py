@@ -1,0 +1,134 @@
+"""Executors (issue 20): in this process, local worker processes and Ray actors run one job plan alike; a Ray actor
+killed mid-job has its job rerun and yielded once; a job that kills every worker stops the run; no Ray, a clear
+error. Job functions are the standard library's, so spawned workers and Ray actors import them by name."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bspatial.common.executors import (MAX_JOB_ATTEMPTS, RAY_EXTRA_HINT, InProcess, LocalPool, RayNotInstalledError,
+                                       WorkerLostError, check_ray_address, open_executor, run_jobs)
+
+BUSY_TITLE = b"ray::JobWorker.run"
+"""The process title Ray gives an actor of ours while it runs a job."""
+
+
+def busy_ray_workers() -> list[int]:
+    """Pids of the Ray actors of ours that are running a job now (their process title, from /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().startswith(BUSY_TITLE):
+                    pids.append(int(entry.name))
+            except OSError:   # exited while we looked
+                continue
+    return pids
+
+
+def kill_one_busy_worker(killed: list[int], timeout_s: float = 60.0) -> None:
+    """SIGKILL the first of our Ray actors seen running a job; its pid goes to ``killed``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        busy = busy_ray_workers()
+        if busy:
+            os.kill(busy[0], signal.SIGKILL)
+            killed.append(busy[0])
+            return
+        time.sleep(0.02)
+
+
+def test_every_executor_runs_the_plan_to_the_same_results(ray_cluster):
+    jobs = list(range(12))
+    expected = {i: math.factorial(i) for i in jobs}
+    for workers, ray in ((1, None), (2, None), (2, "auto")):
+        results = list(run_jobs(math.factorial, jobs, workers=workers, ray=ray))
+        assert sorted(k for k, _ in results) == jobs, (workers, ray)   # each job once
+        assert dict(results) == expected, (workers, ray)
+
+
+def test_the_default_is_this_process_and_workers_make_a_pool():
+    with open_executor() as one, open_executor(workers=2) as two:
+        assert isinstance(one, InProcess) and isinstance(two, LocalPool)
+        assert (one.workers, two.workers) == (1, 2)
+
+
+@pytest.mark.parametrize("workers, ray", [(1, None), (2, None), (2, "auto")])
+def test_jobs_submitted_while_iterating_run_too(ray_cluster, workers, ray):
+    # The demos recorder plans attempts from outcomes it has seen: it submits during completed().
+    with open_executor(workers=workers, ray=ray) as executor:
+        executor.submit(0, abs, -1)
+        seen = []
+        for key, result in executor.completed():
+            seen.append((key, result))
+            if key < 3:
+                executor.submit(key + 1, abs, -(result + 1))
+        assert seen == [(0, 1), (1, 2), (2, 3), (3, 4)] and executor.pending() == 0
+
+
+@pytest.mark.parametrize("workers, ray", [(1, None), (2, None), (2, "auto")])
+def test_a_failing_job_raises_its_error(ray_cluster, workers, ray):
+    with pytest.raises(ValueError, match="factorial"):
+        list(run_jobs(math.factorial, [3, -1, 4], workers=workers, ray=ray))
+
+
+def test_a_killed_ray_worker_has_its_job_rerun_and_yielded_once(ray_cluster):
+    killed: list[int] = []
+    killer = threading.Thread(target=kill_one_busy_worker, args=(killed,))
+    killer.start()
+    # time.sleep(s) -> None: four 1.5 s jobs on two actors; one actor is SIGKILLed mid-job.
+    keys = Counter(key for key, _ in run_jobs(time.sleep, [1.5] * 4, workers=2, ray="auto"))
+    killer.join()
+    assert len(killed) == 1
+    assert keys == Counter(range(4))   # every job done, none twice
+    assert killed[0] not in busy_ray_workers()
+
+
+def test_a_job_that_kills_every_worker_stops_the_run(ray_cluster):
+    # os._exit(3) ends the actor's process each time it runs.
+    with pytest.raises(WorkerLostError, match=f"job 0 lost its Ray worker {MAX_JOB_ATTEMPTS} times"):
+        list(run_jobs(os._exit, [3], workers=1, ray="auto"))
+
+
+@pytest.mark.parametrize("bad", ["", "localhost", "host:port", "ray://", 6379])
+def test_malformed_ray_addresses_are_refused_by_name(bad):
+    with pytest.raises((ValueError, AttributeError)):
+        check_ray_address(bad)
+    if isinstance(bad, str):
+        with pytest.raises(ValueError, match=f"--ray must be 'auto' or a cluster address host:port, got {bad!r}"):
+            open_executor(ray=bad)
+
+
+def test_bad_worker_counts_are_refused_by_name():
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match=f"workers must be an int >= 1, got {bad!r}"):
+            open_executor(workers=bad)
+
+
+def hide_ray(folder: Path) -> dict[str, str]:
+    """An environment whose ``import ray`` fails as it does where Ray is not installed: a ``ray.py`` earlier on
+    ``PYTHONPATH`` raising the ImportError Python raises for a missing module."""
+    (folder / "ray.py").write_text("raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_without_ray_the_error_names_the_flag_and_the_extra(tmp_path):
+    code = ("from bspatial.common.executors import open_executor\n"
+            "try:\n    open_executor(ray='auto')\n"
+            "except ImportError as error:\n    print(type(error).__name__, isinstance(error, ValueError), error)\n")
+    done = subprocess.run([sys.executable, "-c", code], env=hide_ray(tmp_path), capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("RayNotInstalledError True --ray needs Ray")
+    assert RAY_EXTRA_HINT in done.stdout and "No module named 'ray'" in done.stdout
+    assert issubclass(RayNotInstalledError, ImportError)
