@@ -31,3 +31,25 @@ def test_realised_counts_reproduce_each_printed_rate():
 def test_unrealisable_rates_are_rejected():
     with pytest.raises(ValueError, match="not realisable"):
         realise_outcomes(10, strict=50.0, soft=40.0, wrong=0.0)
+
+
+def test_table_s6_matches_table_s2_counts_and_its_pooled_row():
+    """Table S6 transcribed per task: n as Table S2's held-out counts; each writer's pooled rate equals the
+    episode-weighted mean of its (whole-percent) per-task rates within the rounding of those rates."""
+    from bspatial.catalog.tasks import canonical_task_name
+
+    n_heldout = {r["task"]: int(r["n_heldout"]) for r in load_table("tableS2_tasks")}
+    rows = load_table("tableS6_code_as_policy_per_task")
+    per_task = [r for r in rows if r["task"] != "POOLED"]
+    assert {r["task"] for r in per_task} == {t for t, n in n_heldout.items() if n and not t.startswith("move_to")}
+    for r in per_task:
+        assert canonical_task_name(r["task"]) == r["task"]
+        assert int(r["n"]) == n_heldout[r["task"]], r
+    pooled = {r["writer"]: r for r in rows if r["task"] == "POOLED"}
+    assert sorted(pooled) == sorted({r["writer"] for r in per_task}) and len(pooled) == 5
+    for writer, total in pooled.items():
+        mine = [r for r in per_task if r["writer"] == writer]
+        assert sum(int(r["n"]) for r in mine) == int(total["n"]) == 469
+        for rate in ("soft", "strict"):
+            weighted = sum(float(r[rate]) * int(r["n"]) for r in mine) / 469
+            assert abs(weighted - float(total[rate])) <= 0.5, (writer, rate, weighted, total[rate])

@@ -18,6 +18,7 @@ TABLE_NAMES = (
     "tableS11_navigation",
     "tableS2_tasks",
     "tableS5_baseline_per_task",
+    "tableS6_code_as_policy_per_task",
     "tableS7_predicted_ir",
     "tableS9_S10_dot_ir_scaling",
 )

@@ -175,13 +175,27 @@ def goal_mask(instance: TaskInstance, *, margin: float = 0.0) -> np.ndarray:
 
 def destination_point(instance: TaskInstance) -> np.ndarray:
     """A point to face on arrival: the object's footprint centre, or the room's centre."""
-    d = NAV_TASKS[instance.task]
+    return destination_xy(instance.task)
+
+
+def destination_xy(task: str) -> np.ndarray:
+    """The destination point of navigation task ``task`` (what :func:`destination_point` faces; maps mark it)."""
+    d = NAV_TASKS[task]
     plan = get_floorplan(d.plan)
     dest = plan.destinations[d.destination]
     if dest.kind == "region":
         return np.array(plan.room(dest.target).center)
     x0, x1, y0, y1 = _footprint(plan, dest.target)
     return np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+
+
+def destination_area(task: str) -> tuple[float, float, float, float]:
+    """The xy box ``(x0, x1, y0, y1)`` of task ``task``'s destination: the room (region entry) or the
+    object's footprint (object proximity)."""
+    d = NAV_TASKS[task]
+    plan = get_floorplan(d.plan)
+    dest = plan.destinations[d.destination]
+    return plan.room(dest.target).bounds if dest.kind == "region" else _footprint(plan, dest.target)
 
 
 # ----------------------------------------------------------------------------- spawns
