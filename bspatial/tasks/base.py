@@ -43,6 +43,10 @@ filters (Appendix 11: pixel thresholds); a 6 cm die 1.2 m away covers about 100.
 PlacementKind = Literal["countertop_side", "container_compartment"]
 
 
+class NotApplicable(ValueError):
+    """A Spa-Bench condition is not defined for this instance (the message says why)."""
+
+
 class LayoutRejected(Exception):
     """Raised by a scene generator when one drawn layout misses a margin; ``Task.sample`` retries."""
 

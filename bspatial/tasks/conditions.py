@@ -13,6 +13,9 @@ otherwise:
   relations by nature, so those raise :class:`NotApplicable`;
 * ``paraphrase`` / ``direct_paraphrase``: the same meaning in other words (rule-based rewrites of
   :data:`PARAPHRASES`, checked to change the text);
+* ``cross_task``: reach tasks only: the candidates are replaced by objects of another task, scaled and placed
+  so the concept still picks the same target (:mod:`bspatial.tasks.cross_task`, which also says why no
+  placement task admits it);
 * ``no_intervention``: placement tasks only: the manipulated object already rests at the goal, so
   the right behaviour is to leave it (Spa-Bench: "withholding arm and gripper motion when a goal
   already holds"); scored by :func:`bspatial.scoring.failure_modes.no_intervention_success`.
@@ -32,9 +35,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from bspatial.tasks.base import TaskInstance
+from bspatial.tasks.base import NotApplicable, TaskInstance
+from bspatial.tasks.cross_task import cross_task_instance
 
-CONDITIONS: tuple[str, ...] = ("spatial", "direct", "paraphrase", "direct_paraphrase", "no_intervention")
+CONDITIONS: tuple[str, ...] = ("spatial", "direct", "paraphrase", "direct_paraphrase", "cross_task", "no_intervention")
 """Spa-Bench's conditions as they map onto our tasks (ID / OOD cells are a split, not a condition)."""
 
 PARAPHRASES: tuple[tuple[str, str], ...] = (
@@ -96,9 +100,6 @@ def in_distribution_variants(task: str, variants: tuple[str, ...]) -> tuple[str,
     return tuple(v for v in variants if v not in withheld)
 
 
-class NotApplicable(ValueError):
-    """The condition is not defined for this instance (the message says why)."""
-
 
 def paraphrase(instruction: str) -> str:
     """``instruction`` rewritten with :data:`PARAPHRASES`; raises :class:`NotApplicable` if nothing changed."""
@@ -150,6 +151,8 @@ def apply_condition(instance: TaskInstance, condition: str) -> TaskInstance:
         return instance
     if condition == "no_intervention":
         return dataclasses.replace(instance, scene=goal_state_scene(instance))
+    if condition == "cross_task":
+        return cross_task_instance(instance)
     text = direct_instruction(instance) if condition.startswith("direct") else instance.instruction
     if condition.endswith("paraphrase"):
         text = paraphrase(text)

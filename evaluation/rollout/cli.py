@@ -36,7 +36,7 @@ def rollout(
         help="--ir predicted: the grounding VLM's backend spec, e.g. chance, openai:<url>#<model>, a hub id.")] = None,
     condition: Annotated[str, typer.Option(
         help="Spa-Bench condition on the split's scenes: spatial (as planned), direct, paraphrase, "
-             "direct_paraphrase or no_intervention (manipulation splits).")] = "spatial",
+             "direct_paraphrase, cross_task (reach tasks) or no_intervention (manipulation splits).")] = "spatial",
     allow_errors: Annotated[bool, typer.Option(
         help="Exit 0 although some episodes crashed (they stay in the tables as errors, scored 'none').")] = False,
 ) -> None:

@@ -1,5 +1,7 @@
 """Spa-Bench conditions through the rollout runner, and the condition / failure-mode tables."""
 
+import csv
+
 import pytest
 
 from bspatial.evaluation.rollout.episodes import load_results
@@ -34,6 +36,26 @@ def test_direct_and_paraphrase_conditions_keep_the_scenes_and_change_the_words(t
     (row,) = list(csv.DictReader(written["table4.csv"].open()))
     assert row["held_out_n"] == "2"
     assert "failure_modes.md" in written
+
+
+def test_cross_task_objects_keep_the_target_and_leave_placements_out_of_the_aggregate(tmp_path):
+    run_rollouts("scripted", "held_out", ["reach_tool", "place_carving_knife"], tmp_path / "s", n_episodes=2)
+    run_rollouts("scripted", "held_out", ["reach_tool", "place_carving_knife"], tmp_path / "x", n_episodes=2,
+                 condition="cross_task")
+    spatial = {(r["task"], r["index"]): r for r in load_results(tmp_path / "s")}
+    for r in load_results(tmp_path / "x"):
+        if r["task"] == "place_carving_knife":
+            assert r["status"] == "not_applicable" and "admits no cross-task objects" in r["message"]
+            continue
+        assert r["instruction"].startswith("Reach the carving knife on the ")
+        assert spatial[(r["task"], r["index"])]["instruction"].replace("tool", "carving knife") == r["instruction"]
+        assert r["trace"]["candidate_names"][0].startswith("carving_knife_")
+        assert r["outcome"] == "correct"           # the privileged expert reaches the same slot
+    written = write_tables([tmp_path / "s", tmp_path / "x"], tmp_path / "tables")
+    rows = {r["condition"]: r for r in csv.DictReader(written["spa_bench_conditions.csv"].open())}
+    # Spa-Bench's strict aggregate leaves out tasks no other-task object fits: n counts reach_tool only.
+    assert (rows["cross_task"]["n"], rows["cross_task"]["not_applicable"]) == ("2", "2")
+    assert rows["cross_task"]["paired_difference"].startswith("+0.0 ")
 
 
 def test_no_intervention_scripted_stays_still_and_random_does_not(tmp_path):
