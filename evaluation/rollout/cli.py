@@ -22,7 +22,11 @@ def rollout(
     tasks: Annotated[Optional[list[str]], typer.Option("--tasks", help="Task name (repeatable); default: every task of the split.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<policy>-<split>); reruns resume there.")] = None,
     n_episodes: Annotated[Optional[int], typer.Option(min=1, help="Episodes per task (default: the Table S2 count).")] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Worker processes, one simulator each.")] = 1,
+    workers: Annotated[Optional[int], typer.Option(min=1, help="Worker processes, one simulator each (default 1); "
+                                                   "with --ray, Ray actors (default: one per cluster CPU).")] = None,
+    ray: Annotated[Optional[str], typer.Option(
+        "--ray", help="Run the episodes on Ray actors: 'auto' (join the cluster Ray finds, else start a local one) "
+                      "or a cluster address host:port. Needs pip install 'behavior-spatial[ray]'.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the policy's randomness.")] = 0,
     max_steps: Annotated[Optional[int], typer.Option(min=1, help="Cap on each episode's step budget (smoke runs).")] = None,
     latency_steps: Annotated[int, typer.Option(min=0, help="Checkpoints: 0 = synchronous controller, k = async with k-step latency.")] = 0,
@@ -48,7 +52,7 @@ def rollout(
     try:
         summary = run_rollouts(policy, split, tasks, out, n_episodes=n_episodes, workers=workers, seed=seed,
                                max_steps=max_steps, latency_steps=latency_steps, progress=progress, ir=ir,
-                               ir_model=ir_model, condition=condition, threaded=threaded)
+                               ir_model=ir_model, condition=condition, threaded=threaded, ray=ray)
         if summary.ran and summary.errors == summary.ran:
             typer.echo(f"error: all {summary.ran} episodes crashed; no score is reported. First error: "
                        f"{summary.first_error}", err=True)

@@ -104,12 +104,13 @@ def finished_record(episode: EpisodeSpec, policy_spec: str, result, *, condition
                    ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None)
 
 
-def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Path,
+def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Path | None,
             settings: RunSettings = RunSettings()) -> dict[str, Any]:
     """Run and record one episode; any exception becomes a status "error" record (the run goes on).
 
     An episode whose ``condition`` is undefined for its instance is recorded with status
-    ``"not_applicable"`` (the tables leave it out).
+    ``"not_applicable"`` (the tables leave it out). The record is written to ``out`` (:func:`write_record`);
+    ``out=None`` only returns it (a worker's job: the run's own process writes the file).
     """
     from bspatial.tasks.conditions import NotApplicable
     from bspatial.tasks.episode import run_episode
@@ -138,9 +139,16 @@ def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Pa
                        type(error).__name__, error)
         record = _record(episode, policy_spec, condition=condition, instruction=instruction, ir=_ir_summary(policy),
                          spawn=spawn, message=f"{type(error).__name__}: {error}")
+    if out is not None:
+        write_record(out, episode, record)
+    return record
+
+
+def write_record(out: Path, episode: EpisodeSpec, record: dict[str, Any]) -> Path:
+    """Write ``episode``'s result record to its file under ``out`` (atomically: a kill leaves no half file)."""
     path = result_path(out, episode)
     atomic_write_text(path, json.dumps(record))
-    return record
+    return path
 
 
 def load_results(out: str | Path) -> list[dict[str, Any]]:

@@ -2,9 +2,9 @@
 
 ``run_rollouts(policy_spec, split, tasks, out)`` plans the split's episodes (:mod:`.plan`), refuses
 unknown splits / tasks / policies (:mod:`.policies`) before any simulator starts, skips episodes whose
-result file exists, and runs the rest (:mod:`.episodes`), in this process or in ``workers`` spawned
-processes (one simulator each). World, task and runner stay separate (STYLE rule 5): the episode loop
-is :func:`bspatial.tasks.episode.run_episode`.
+result file exists, and runs the rest (:mod:`.episodes`), in this process, in ``workers`` spawned
+processes or on ``ray`` actors (one simulator each, :mod:`bspatial.common.executors`). World, task and
+runner stay separate (STYLE rule 5): the episode loop is :func:`bspatial.tasks.episode.run_episode`.
 
 Splits: ``held_out`` and ``prompt_probe`` run the manipulation tasks; ``navigation`` runs the 10
 navigation tasks (Table S11), each spawn drawn and physically validated by
@@ -20,7 +20,9 @@ with a direct or paraphrased instruction, or as no-intervention scenes whose goa
 reference holds still there). An entry whose condition is undefined is recorded with status
 ``"not_applicable"``. A crashed episode is recorded as an error and the run goes on.
 
-Worker processes die with the run (:func:`bspatial.common.processes.worker_pool`): a killed run writes
+Workers only compute: each job returns its episode's record and this process writes the result file, so a
+run on a Ray cluster writes the same files, in the same place, as a local one; an episode whose Ray worker
+died is rerun and written once. Local worker processes and Ray actors die with the run: a killed run writes
 nothing more, and its rerun removes the temporary files of result writes it cut short.
 """
 
@@ -33,10 +35,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
+from bspatial.common.executors import check_ray_address, import_ray, open_executor
 from bspatial.common.files import atomic_write_text, remove_stale_temp_files, require_folder_path
 from bspatial.common.locks import run_folder_lock
-from bspatial.common.processes import worker_pool
-from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one
+from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one, write_record
 from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, EpisodeSpec, RunSettings, plan_episodes, resolve_tasks
 from bspatial.evaluation.rollout.policies import REFERENCE_BEHAVIOURS, check_policy_spec, resolve_ir
 from bspatial.sim.process import close_process_backends, process_backend
@@ -62,21 +64,12 @@ class RolloutSummary:
     """The message of the first crashed episode of this invocation, if any."""
 
 
-# ---- planning (no simulator) -------------------------------------------------------------------
+# ---- the job (in this process, a worker process or a Ray actor) ---------------------------------
 
-
-# ---- policies ----------------------------------------------------------------------------------
-
-
-# ---- one episode -------------------------------------------------------------------------------
-
-
-# ---- worker processes --------------------------------------------------------------------------
-
-def _worker_run(args: tuple) -> tuple[str, str]:
-    episode, policy_spec, out, settings = args
-    record = run_one(process_backend(), episode, policy_spec, out, settings)
-    return episode.key, record["status"]
+def _episode_job(args: tuple) -> dict[str, Any]:
+    """One episode's result record, computed on this process's simulator (the caller writes it)."""
+    episode, policy_spec, settings = args
+    return run_one(process_backend(), episode, policy_spec, None, settings)
 
 
 # ---- the run -----------------------------------------------------------------------------------
@@ -115,9 +108,10 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
 
 
 def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out: str | Path,
-                 n_episodes: int | None = None, workers: int = 1, seed: int = 0, max_steps: int | None = None,
+                 n_episodes: int | None = None, workers: int | None = None, seed: int = 0, max_steps: int | None = None,
                  latency_steps: int = 0, progress: bool = False, ir: str | None = None,
-                 ir_model: str | None = None, condition: str = "spatial", threaded: bool = False) -> RolloutSummary:
+                 ir_model: str | None = None, condition: str = "spatial", threaded: bool = False,
+                 ray: str | None = None) -> RolloutSummary:
     """Run (or resume) the rollouts of ``policy_spec`` on ``split``; one result file per episode under ``out``.
 
     Args:
@@ -126,7 +120,8 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         tasks: task names (any spelling); None = every task with episodes in the split.
         out: run folder; finished episodes found there are skipped.
         n_episodes: episodes per task (default: the Table S2 count of the split).
-        workers: processes (spawned, one simulator each); 1 runs in this process.
+        workers: processes (spawned, one simulator each); None or 1 runs in this process. With ``ray``: the
+            number of Ray actors (default: one per CPU of the cluster).
         seed: seed of the policy's randomness (random policy, flow-matching noise).
         max_steps: cap on each episode's step budget (smoke tests); None = the task's budget.
         latency_steps: checkpoint policies: 0 = synchronous controller, k = asynchronous with k-step latency.
@@ -138,13 +133,17 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         condition: Spa-Bench condition (:data:`bspatial.tasks.conditions.CONDITIONS`) on the split's scenes:
             "spatial" (the instruction as planned), "direct", "paraphrase", "direct_paraphrase" or
             "no_intervention" (manipulation splits only).
+        ray: run the episodes on Ray actors: "auto" (join the cluster Ray finds, else start a local one) or a
+            cluster address; None = this machine's processes. Same result files either way.
     """
     policy_spec = check_policy_spec(policy_spec)
     if policy_spec in REFERENCE_BEHAVIOURS and split == "navigation":
         raise ValueError(f"policy {policy_spec!r} is a manipulation reference (a distractor, a memorized target, a "
                          "stop before committing); navigation has none: use scripted, random or hold")
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers!r}")
+    if check_ray_address(ray) is not None:
+        import_ray()   # without Ray, refused before any folder is touched
     if max_steps is not None and max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps!r}")
     names = resolve_tasks(split, tasks)
@@ -169,30 +168,33 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         logger.info("rollout %s on %s: %d episodes planned, %d already done, %d to run", policy_spec, split,
                     len(plan), len(plan) - len(todo), len(todo))
         settings = RunSettings(seed, max_steps, latency_steps, threaded, ir_settings, condition)
-        statuses = _run_todo(todo, policy_spec, out, settings, workers, progress)
-        crashed = [e for e, status in zip(todo, statuses) if status == "error"]
+        statuses = _run_todo(todo, policy_spec, out, settings, workers, ray, progress)
+        crashed = [e for e in todo if statuses[e.key] == "error"]
         first_error = json.loads(result_path(out, crashed[0]).read_text())["message"] if crashed else None
         return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo), len(crashed), skipped_tasks, first_error)
 
 
-def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, settings: RunSettings, workers: int,
-              progress: bool) -> list[str]:
+def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, settings: RunSettings, workers: int | None,
+              ray: str | None, progress: bool) -> dict[str, str]:
+    """Run the episodes (the executor of ``workers`` / ``ray``), writing each result file as it arrives;
+    returns episode key -> status."""
     from tqdm.auto import tqdm
 
+    statuses: dict[str, str] = {}
+    if not todo:
+        return statuses   # nothing to run: no pool, no Ray start-up
     bar = tqdm(total=len(todo), desc="episodes", disable=not progress)
-    statuses = []
+    # A worker pool is not worth its start-up for one episode; Ray is asked for by name, so it is used.
+    local_workers = 1 if len(todo) <= 1 and ray is None else workers
     try:
-        if workers == 1 or len(todo) <= 1:
-            backend = process_backend()
+        with open_executor(local_workers, ray) as executor:
+            by_key = {episode.key: episode for episode in todo}
             for episode in todo:
-                statuses.append(run_one(backend, episode, policy_spec, out, settings)["status"])
+                executor.submit(episode.key, _episode_job, (episode, policy_spec, settings))
+            for key, record in executor.completed():
+                write_record(out, by_key[key], record)
+                statuses[key] = record["status"]
                 bar.update()
-        else:
-            jobs = [(e, policy_spec, out, settings) for e in todo]
-            with worker_pool(workers) as pool:   # spawned (no GL context crosses a fork), die with us
-                for _, status in pool.map(_worker_run, jobs):
-                    statuses.append(status)
-                    bar.update()
     finally:
         bar.close()
         close_process_backends()
