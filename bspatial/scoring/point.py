@@ -193,22 +193,55 @@ def _failure(reason: str) -> PointParse:
     return PointParse(None, PointStatus.UNPARSEABLE, reason, None)
 
 
+def parse_points(text: str | None) -> list[PointParse]:
+    """Every point of the best-ranked form in a reply, in text order (a pointing model's "every {text}").
+
+    The same forms and conversions as :func:`parse_point`, which keeps only the first of these; an
+    answer with no point gives ``[]``. Out-of-range points are kept with status ``OUT_OF_RANGE`` so the
+    caller decides (never clamped).
+
+    Examples:
+        >>> [p.xy for p in parse_points('<points x1="10" y1="20" x2="30.5" y2="40">cups</points>')]
+        [(100.0, 200.0), (305.0, 400.0)]
+        >>> parse_points("There is no cup.")
+        []
+    """
+    if text is None:
+        return []
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string or None, got {type(text).__name__}: {text!r:.80}")
+    body, _ = strip_reasoning(text)
+    found, _ = _collect(body) if body.strip() else ([], [])
+    if not found:
+        return []
+    best = min(item.rank for item in found)
+    seen, out = set(), []
+    for item in found:
+        if item.rank == best and item.raw not in seen:
+            seen.add(item.raw)
+            out.append(_convert(item, item.reason))
+    return out
+
+
 def _judge(found: list[_Found]) -> PointParse:
     """The first point of the best-ranked form, converted to 0-1000 and range-checked."""
     best = min(item.rank for item in found)
     top = [item for item in found if item.rank == best]
-    first = top[0]
-    x, y = first.raw
-    reason = first.reason
-    scale = first.scale
-    if first.scale == 1.0 and first.decimal and 0.0 <= x <= 1.0 and 0.0 <= y <= 1.0:
-        scale, reason = float(POINT_SCALE), "normalized_float"
-    if len({item.raw for item in top}) > 1:
-        reason = "first_of_many"
+    return _convert(top[0], "first_of_many" if len({item.raw for item in top}) > 1 else top[0].reason)
+
+
+def _convert(item: _Found, reason: str) -> PointParse:
+    """One found point on the 0-1000 scale (normalised floats read as fractions), range-checked."""
+    x, y = item.raw
+    scale = item.scale
+    if item.scale == 1.0 and item.decimal and 0.0 <= x <= 1.0 and 0.0 <= y <= 1.0:
+        scale = float(POINT_SCALE)
+        if reason == item.reason:
+            reason = "normalized_float"
     xy = (x * scale, y * scale)
     if not all(math.isfinite(v) and 0.0 <= v <= POINT_SCALE for v in xy):
-        return PointParse(None, PointStatus.OUT_OF_RANGE, "out_of_range", first.raw)
-    return PointParse(xy, PointStatus.PARSED, reason, first.raw)
+        return PointParse(None, PointStatus.OUT_OF_RANGE, "out_of_range", item.raw)
+    return PointParse(xy, PointStatus.PARSED, reason, item.raw)
 
 
 # ---------------------------------------------------------------------------------------------

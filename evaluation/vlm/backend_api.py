@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-RequestKind = Literal["choice", "point"]
+RequestKind = Literal["choice", "point", "text"]
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,8 @@ class Request:
         id: the item id (backends may use it as a stable key, e.g. for seeding).
         prompt: the full text prompt (Appendix 15); images go before it in the user turn.
         images: encoded images (PNG / JPEG bytes) in order; ``images_pil()`` decodes them.
-        kind: ``"choice"`` (four-option VQA) or ``"point"`` (IR point grounding).
+        kind: ``"choice"`` (four-option VQA), ``"point"`` (IR point grounding) or ``"text"`` (a free-form
+            answer: the code-as-policy agents' ``ask_vlm``).
         options: the option texts of a choice request (empty for a point request).
     """
 

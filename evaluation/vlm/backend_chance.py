@@ -15,6 +15,10 @@ from bspatial.scoring.choice import LETTERS
 from bspatial.scoring.point import POINT_SCALE
 
 
+TEXT_REPLIES = ("yes", "no")
+"""Free-form requests (kind "text"): chance answers a yes/no question uniformly."""
+
+
 def _choice_reply(letter: str, options: Sequence[str]) -> str:
     """The answer-format form (Appendix 15.1): 'C.front'."""
     return f"{letter}.{options[LETTERS.index(letter)]}" if options else letter
@@ -27,7 +31,7 @@ def _point_reply(x: int, y: int) -> str:
 
 @dataclass
 class ChanceBackend:
-    """Seeded chance: a uniform option for VQA, a uniform 0-1000 point for IR.
+    """Seeded chance: a uniform option for VQA, a uniform 0-1000 point for IR, yes or no for free text.
 
     Each reply depends only on ``(seed, request.id)``, never on batch composition or order, so
     a resumed or re-batched run gives the same answers.
@@ -61,8 +65,10 @@ class ChanceBackend:
                 text = _choice_reply(LETTERS[rng.randrange(len(LETTERS))], request.options)
             elif request.kind == "point":
                 text = _point_reply(rng.randint(0, POINT_SCALE), rng.randint(0, POINT_SCALE))
+            elif request.kind == "text":
+                text = TEXT_REPLIES[rng.randrange(len(TEXT_REPLIES))]
             else:
-                raise ValueError(f"request {request.id}: kind must be 'choice' or 'point', got {request.kind!r}")
+                raise ValueError(f"request {request.id}: kind must be 'choice', 'point' or 'text', got {request.kind!r}")
             out.append(Response(text=text, latency_s=time.perf_counter() - start))
         return out
 
