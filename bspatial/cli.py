@@ -66,6 +66,7 @@ def _register_subsystem_commands() -> None:
     # The command functions live with their subsystems; their modules keep heavy imports inside
     # the functions, so registering them here costs nothing at `--help` time.
     from bspatial.evaluation.analysis.cli import correlate
+    from bspatial.evaluation.analysis.model_card import model_card_command
     from bspatial.evaluation.vlm.cli import eval_vlm, report
 
     from bspatial.construction.cli import build_command, sim_calibrate_budgets
@@ -81,6 +82,7 @@ def _register_subsystem_commands() -> None:
     app.command("openpi-norm-stats")(openpi_norm_stats)
     app.command("eval-vlm")(eval_vlm)
     app.command("report")(report)
+    app.command("model-card")(model_card_command)
     analyze_app.command("correlate")(correlate)
     sim_app.command("tasks")(sim_tasks)
     sim_app.command("view")(sim_view)

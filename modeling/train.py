@@ -46,10 +46,11 @@ from bspatial.common.distributed import Launch
 from bspatial.common.files import atomic_write_text, publish_folder
 from bspatial.common.locks import LOCK_FILE, process_lock_name, run_folder_lock
 
+from .model_card import training_record, write_card_files
 from .training_config import TINY_BACKBONE, TrainingConfig, get_preset
 from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, check_dataset_root,
-                            dataset_episode_count, dataset_fingerprint, dataset_metadata, policy_dataset,
-                            process_share, step_seed, task_balanced_weights)
+                            dataset_episode_count, dataset_fingerprint, dataset_metadata, dataset_repo_id,
+                            policy_dataset, process_share, step_seed, task_balanced_weights)
 
 logger = logging.getLogger(__name__)
 
@@ -192,9 +193,10 @@ def latest_checkpoint(output_dir: str | os.PathLike) -> Path | None:
     return done[max(done)] if done else None
 
 
-def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor) -> None:
+def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor, record: Mapping) -> None:
     """``checkpoints/step_<step>/``: Accelerate state (exact resume) + ``pretrained_model/`` (lerobot's
-    ``checkpoints/<step>/pretrained_model`` convention), so every checkpoint is also a usable policy."""
+    ``checkpoints/<step>/pretrained_model`` convention, with its model card), so every checkpoint is also a
+    usable policy."""
     final = checkpoint_dir(output_dir, step)
     tmp = final.with_name(final.name + ".tmp")   # one name every process agrees on (save_state writes per rank)
     if accelerator.is_main_process:
@@ -202,17 +204,20 @@ def _save_checkpoint(accelerator, output_dir: Path, step: int, model, processor)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(tmp))
     if accelerator.is_main_process:
-        export_pretrained(accelerator.unwrap_model(model), processor, tmp / PRETRAINED_DIR)
+        export_pretrained(accelerator.unwrap_model(model), processor, tmp / PRETRAINED_DIR,
+                          training_record(record, step, accelerator.num_processes, "checkpoint"))
         # The process count is informational (a checkpoint resumes with any count).
         (tmp / CHECKPOINT_MARKER).write_text(json.dumps({"step": step, "processes": accelerator.num_processes}))
         publish_folder(tmp, final)  # a checkpoint folder exists only once complete
     accelerator.wait_for_everyone()
 
 
-def export_pretrained(model, processor, path: Path) -> None:
+def export_pretrained(model, processor, path: Path, training: Mapping | None = None) -> None:
     """``save_pretrained`` of the plain policy (LoRA merged into a copy) and its processor, atomically.
 
-    Written to a sibling temp folder and renamed, so ``path`` is either absent or complete.
+    With ``training`` (:func:`~.model_card.training_record`), the export also holds ``training_run.json`` and
+    its model card ``README.md``. Written to a sibling temp folder and renamed, so ``path`` is either absent
+    or complete, card included.
     """
     import copy
 
@@ -225,20 +230,24 @@ def export_pretrained(model, processor, path: Path) -> None:
     plain = copy.deepcopy(model).merge_and_unload() if isinstance(model, PeftModel) else model
     plain.save_pretrained(tmp)
     processor.save_pretrained(tmp)
+    if training is not None:
+        write_card_files(tmp, training)
     publish_folder(tmp, path)
 
 
-def _export_final(model, processor, output_dir: Path, step: int) -> None:
+def _export_final(model, processor, output_dir: Path, step: int, training: Mapping) -> None:
     """``<output_dir>/pretrained_model``: a copy of the step's checkpoint export (it holds the same
-    weights; copying spares a second deep copy + LoRA merge of a 4B model), else a fresh export."""
+    weights; copying spares a second deep copy + LoRA merge of a 4B model), else a fresh export; its card
+    is rendered again as the final export's."""
     source = checkpoint_dir(output_dir, step)
     target = output_dir / PRETRAINED_DIR
     if not (source / PRETRAINED_DIR).is_dir():  # e.g. a checkpoint written by an older version
-        export_pretrained(model, processor, target)
+        export_pretrained(model, processor, target, training)
         return
     tmp = target.with_name(target.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(source / PRETRAINED_DIR, tmp)
+    write_card_files(tmp, training)
     publish_folder(tmp, target)
 
 
@@ -251,7 +260,7 @@ def run_record(config: TrainingConfig, dataset_root: str | os.PathLike) -> dict:
     return {"format": RUN_CONFIG_FORMAT,
             "training_config": json.loads(json.dumps(asdict(config), default=list)),  # tuples as JSON lists
             "data": {"root": str(root.resolve()), "episodes": dataset_episode_count(root),
-                     "fingerprint": dataset_fingerprint(root)}}
+                     "fingerprint": dataset_fingerprint(root), "repo_id": dataset_repo_id(root)}}
 
 
 def _record_differences(recorded: dict, given: dict) -> list[str]:
@@ -470,12 +479,14 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
         accelerator.wait_for_everyone()
         accelerator.init_trackers(config.name)
         loader = _loader(dataset, tasks, processor, config, start, accelerator)
-        losses = _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out, processor)
+        losses = _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out, processor,
+                       record)
         last = start + len(losses)
         pretrained = None
         if export and last == config.max_steps and accelerator.is_main_process:
             pretrained = out / PRETRAINED_DIR
-            _export_final(accelerator.unwrap_model(model), processor, out, last)
+            _export_final(accelerator.unwrap_model(model), processor, out, last,
+                          training_record(record, last, accelerator.num_processes, "final"))
         accelerator.end_training()
         return TrainResult(out, pretrained, last, report.trainable, report.total, losses,
                            model=accelerator.unwrap_model(model), processor=processor)
@@ -507,7 +518,7 @@ def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accel
 
 
 def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out,
-          processor) -> list[float]:
+          processor, record) -> list[float]:
     from tqdm.auto import tqdm
 
     model.train()
@@ -537,6 +548,6 @@ def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_
         if step % config.log_every == 0 or step == config.max_steps:
             accelerator.log({"loss": loss_value, "lr": lr, "grad_norm": float(grad_norm)}, step=step)
         if step % config.save_every == 0 or step == config.max_steps:
-            _save_checkpoint(accelerator, out, step, model, processor)
+            _save_checkpoint(accelerator, out, step, model, processor, record)
     bar.close()
     return losses

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from bspatial.common.seeds import derive_seed
-from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY
+from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY, PROVENANCE_FILE
 from .training_config import TrainingConfig
 
 
@@ -210,6 +210,19 @@ def dataset_fingerprint(dataset_root: str | os.PathLike) -> str:
 def dataset_episode_count(dataset_root: str | os.PathLike) -> int:
     """``total_episodes`` of the dataset's ``meta/info.json``."""
     return int(json.loads((check_dataset_root(dataset_root) / "meta/info.json").read_text())["total_episodes"])
+
+
+def dataset_repo_id(dataset_root: str | os.PathLike) -> str | None:
+    """The Hub repo id a ``bspatial demos`` set names in its provenance file, else None (another LeRobot set:
+    its info.json has no repo id, and the folder name is not one)."""
+    path = check_dataset_root(dataset_root) / PROVENANCE_FILE
+    if not path.is_file():
+        return None
+    try:
+        repo_id = json.loads(path.read_text()).get("repo_id")
+    except (ValueError, AttributeError) as error:
+        raise ValueError(f"{str(path)!r} is not a JSON object: {error}") from None
+    return repo_id if isinstance(repo_id, str) and repo_id else None
 
 
 def dataset_metadata(dataset_root: str | os.PathLike):

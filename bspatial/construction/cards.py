@@ -30,7 +30,7 @@ def _template_path(suite: str) -> Path:
     return data_root() / "hub_cards" / f"dataset_{suite}.md"
 
 
-def _fill(template: str | Path, **fields) -> str:
+def fill_template(template: str | Path, **fields) -> str:
     """``template``'s text with every ``$placeholder`` filled (KeyError names one we were not given)."""
     return string.Template(Path(template).read_text()).substitute(**fields)
 
@@ -73,7 +73,7 @@ def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[s
     if not configs:
         raise ValueError("configs must name at least one config, got none")
     table = "\n".join(["| config / part | items |", "|---|---|", *(f"| {k} | {n} |" for k, n in counts.items())])
-    return _fill(
+    return fill_template(
         template or _template_path(suite), preset=preset, seed=seed, fingerprint=fingerprint, version=version,
         first_config=configs[0],
         configs_yaml=configs_yaml(configs), counts_table=table, size_category=size_category(sum(counts.values())),
@@ -175,7 +175,7 @@ def render_demos_card(info: Mapping, provenance: Mapping, template: str | Path |
     settle = [int(row["settle"]["steps"]) for row in episodes]
     valid = sum(int(row["ir_valid_frames"]) for row in episodes)
     frames = sum(int(row["length"]) for row in episodes)
-    return _fill(
+    return fill_template(
         template or _template_path(DEMOS_TEMPLATE), suite=_suite_of(provenance["tasks"]),
         size_category=size_category(frames), total_episodes=info["total_episodes"], total_frames=info["total_frames"],
         fps=info["fps"], codebase_version=info["codebase_version"], robot_type=info.get("robot_type") or "unknown",
