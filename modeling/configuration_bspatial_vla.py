@@ -26,6 +26,7 @@ DEFAULT_CAMERA_NAMES = ("head", "left_wrist", "right_wrist")
 IR_MODES = ("none", "dot", "attn_map")
 IR_IMAGE_NAME = "ir"
 ANCHOR_IMAGE_NAME = "anchor"
+CONTEXT_IMAGE_NAME = "context"
 
 
 class BSpatialVLAConfig(PretrainedConfig):
@@ -59,6 +60,10 @@ class BSpatialVLAConfig(PretrainedConfig):
         ir_mode: ``"none"``, ``"dot"`` or ``"attn_map"`` (Appendix 13.3); not ``"none"`` adds one image.
         first_frame_anchor: also feed the first frame's dot-marked head image, as a fifth image
             (Appendix 13.3, "Temporal conditioning"); needs ``ir_mode="dot"``.
+        max_context_frames: navigation policies (Section 4.1, Appendix 12) also see "a variable-length
+            sequence of curated scene-context frames": up to this many ordered frames per sample, placed
+            in the prefix before the fixed image slots; a sample with fewer simply has fewer image tokens
+            (the prefix attention mask covers the rest). 0 = no context input.
         time_beta_alpha, time_beta_beta, time_scale, time_offset: training time distribution
             ``t ~ Beta(alpha, beta) * scale + offset`` (openpi pi0.py; t = 1 is noise).
         num_inference_steps: Euler steps at inference (paper Section 4: 10).
@@ -103,6 +108,8 @@ class BSpatialVLAConfig(PretrainedConfig):
     # IR conditioning (Section 4.2, Appendix 13.3).
     ir_mode: str = "none"
     first_frame_anchor: bool = False
+    # Navigation scene-context frames (Section 4.1, Appendix 12).
+    max_context_frames: int = 0
     # Flow matching (openpi pi0.py; see flow_matching.py for the convention: t = 1 is noise,
     # x_t = t * noise + (1 - t) * a, target u = noise - a).
     time_beta_alpha: float = TIME_BETA_ALPHA
@@ -140,7 +147,7 @@ class BSpatialVLAConfig(PretrainedConfig):
             raise ValueError(f"expert_hidden_size must be even (sinusoidal time embedding), got {self.expert_hidden_size!r}")
         if not self.camera_names or len(set(self.camera_names)) != len(self.camera_names):
             raise ValueError(f"camera_names must be non-empty and unique, got {self.camera_names!r}")
-        reserved = {IR_IMAGE_NAME, ANCHOR_IMAGE_NAME} & set(self.camera_names)
+        reserved = {IR_IMAGE_NAME, ANCHOR_IMAGE_NAME, CONTEXT_IMAGE_NAME} & set(self.camera_names)
         if reserved:
             raise ValueError(f"camera_names may not use the reserved image names {sorted(reserved)!r}")
         if self.ir_mode not in IR_MODES:
@@ -150,6 +157,9 @@ class BSpatialVLAConfig(PretrainedConfig):
                 f"first_frame_anchor=True needs ir_mode='dot' (Appendix 13.3: the anchor is the first frame's "
                 f"dot-marked head image), got ir_mode={self.ir_mode!r}"
             )
+        if not isinstance(self.max_context_frames, int) or isinstance(self.max_context_frames, bool) \
+                or self.max_context_frames < 0:
+            raise ValueError(f"max_context_frames must be a non-negative integer, got {self.max_context_frames!r}")
         if self.state_num_bins < 2:
             raise ValueError(f"state_num_bins must be >= 2, got {self.state_num_bins!r}")
         if not self.state_min < self.state_max:
@@ -181,7 +191,7 @@ class BSpatialVLAConfig(PretrainedConfig):
 
     @property
     def num_images(self) -> int:
-        """How many images every sample carries."""
+        """How many fixed image slots every sample carries (context frames come on top: 0 to ``max_context_frames``)."""
         return len(self.image_names)
 
     def expert_prefix_layer(self, expert_layer: int) -> int:

@@ -332,18 +332,22 @@ class BSpatialVLAForActionPrediction(BSpatialVLAPreTrainedModel):
 
     def _check_inputs(self, input_ids, pixel_values, image_grid_thw, state) -> None:
         batch, expected = input_ids.shape[0], self.config.num_images
+        most = expected + self.config.max_context_frames
         names = ", ".join(self.config.image_names)
+        if self.config.max_context_frames:
+            names += f", plus 0-{self.config.max_context_frames} context frames"
         if pixel_values is None or image_grid_thw is None:
             raise ValueError(f"pixel_values and image_grid_thw are required ({expected} images per sample: {names})")
-        if image_grid_thw.shape[0] != batch * expected:
-            raise ValueError(
-                f"image_grid_thw has {image_grid_thw.shape[0]} images for {batch} samples, but the config "
-                f"expects {expected} per sample ({names})"
-            )
         per_row = (input_ids == self.config.vlm_config.vision_start_token_id).sum(-1)
-        if (per_row != expected).any():
+        if ((per_row < expected) | (per_row > most)).any():
+            wanted = expected if most == expected else f"{expected}-{most}"
             raise ValueError(
-                f"input_ids hold {per_row.tolist()} images per sample, but the config expects {expected} ({names})"
+                f"input_ids hold {per_row.tolist()} images per sample, but the config expects {wanted} per sample ({names})"
+            )
+        if image_grid_thw.shape[0] != int(per_row.sum()):
+            raise ValueError(
+                f"image_grid_thw has {image_grid_thw.shape[0]} images for {batch} samples, but input_ids place "
+                f"{int(per_row.sum())} ({names})"
             )
         if state is None or state.dim() != 2 or state.shape != (batch, self.config.state_dim):
             shape = None if state is None else tuple(state.shape)

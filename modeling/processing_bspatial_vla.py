@@ -8,9 +8,13 @@ Order of ``__call__`` (each step is a method below; the order matters where note
 1. ``collect_images``     images in ``image_names`` order (cameras, then IR, then anchor), uint8 only;
                           the anchor arrives ready-made in ``observation.images.anchor`` (it is one
                           image per episode, see ``ANCHOR_IMAGE_KEY``)
+1b. ``collect_context``   navigation policies (``max_context_frames > 0``): each sample's ordered scene-context
+                          frames from ``observation.images.context`` without the ones
+                          ``observation.images.context_is_pad`` marks as padding (Section 4.1, Appendix 12)
 2. ``normalize_state``    quantile-normalise ``observation.state`` to [-1, 1] with the dataset q01/q99
 3. ``discretize_state``   normalised state -> ``state_num_bins`` integer bins (needs step 2 first)
-4. ``build_prompts``      image placeholders + ``Task: ..., State: ...;\\nAction: `` (openpi pi0.5 text)
+4. ``build_prompts``      image placeholders (context frames first, as ``Context: ... Now: ...``) +
+                          ``Task: ..., State: ...;\\nAction: `` (openpi pi0.5 text)
 5. ``encode``             Qwen3.5 image processor + tokenizer, image-token expansion, ``mm_token_type_ids``
 6. ``normalize_actions``  training only: the ``action`` chunk, same quantile map as the state
 
@@ -46,6 +50,12 @@ IR_IMAGE_KEY = EXTRA_IMAGE_KEY_PREFIX + "ir"
 # the caller (training: training_data.FirstFrameAnchorDataset; rollout: ir_rendering.render_first_frame_anchor
 # on the first observation), never per frame here.
 ANCHOR_IMAGE_KEY = EXTRA_IMAGE_KEY_PREFIX + "anchor"
+# Navigation scene-context frames (Section 4.1, Appendix 12): (B, K, C, H, W) uint8, K <= max_context_frames,
+# ordered as the tour saw them; the optional (B, K) bool mask marks padding frames (lerobot's *_is_pad naming)
+# so that samples with fewer frames batch together. Padding frames are not fed: they get no image tokens.
+CONTEXT_IMAGE_KEY = EXTRA_IMAGE_KEY_PREFIX + "context"
+CONTEXT_IS_PAD_KEY = CONTEXT_IMAGE_KEY + "_is_pad"
+CONTEXT_PREFIX, CURRENT_PREFIX = "Context: ", "\nNow: "
 # Oracle IR target per frame: (x, y) on the 224 x 224 policy grid (ir_rendering.target_pixel); NaN when
 # the box has no valid projection (-> no dot / a uniform dark-blue map).
 IR_TARGET_KEY = "observation.ir_target"
@@ -140,6 +150,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
         ir_mode: ``config.ir_mode``; with ``"dot"`` / ``"attn_map"`` a batch may carry
             ``observation.ir_target`` instead of the rendered ``observation.images.ir``.
         ir_source_camera: the camera the dot is drawn on (Appendix 13.3: the head camera).
+        max_context_frames: ``config.max_context_frames``; > 0 makes ``observation.images.context`` required.
 
     Build one from a model config with :meth:`from_model_config`.
     """
@@ -149,7 +160,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
     def __init__(self, image_processor=None, tokenizer=None, stats: Mapping | None = None,
                  image_names: Sequence[str] | None = None, camera_names: Sequence[str] | None = None,
                  state_num_bins: int = 256, state_min: float = -1.0, state_max: float = 1.0,
-                 ir_mode: str = "none", ir_source_camera: str = "head", **kwargs):
+                 ir_mode: str = "none", ir_source_camera: str = "head", max_context_frames: int = 0, **kwargs):
         super().__init__(image_processor, tokenizer, **kwargs)
         if image_names is None or not list(image_names):
             raise ValueError(f"image_names must list the image slots (config.image_names), got {image_names!r}")
@@ -160,6 +171,9 @@ class BSpatialVLAProcessor(ProcessorMixin):
         if ir_mode not in IR_MODES:
             raise ValueError(f"ir_mode must be one of {IR_MODES}, got {ir_mode!r}")
         self.ir_mode, self.ir_source_camera = ir_mode, ir_source_camera
+        if isinstance(max_context_frames, bool) or int(max_context_frames) != max_context_frames or max_context_frames < 0:
+            raise ValueError(f"max_context_frames must be a non-negative integer, got {max_context_frames!r}")
+        self.max_context_frames = int(max_context_frames)
 
     @classmethod
     def from_model_config(cls, config, image_processor, tokenizer, stats: Mapping) -> BSpatialVLAProcessor:
@@ -167,7 +181,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
         processor = cls(image_processor, tokenizer, stats=stats, image_names=config.image_names,
                         camera_names=config.camera_names, state_num_bins=config.state_num_bins,
                         state_min=config.state_min, state_max=config.state_max, ir_mode=config.ir_mode,
-                        ir_source_camera="head" if "head" in config.camera_names else config.camera_names[0])
+                        ir_source_camera="head" if "head" in config.camera_names else config.camera_names[0],
+                        max_context_frames=config.max_context_frames)
         for feature, dim in ((STATE_KEY, config.state_dim), (ACTION_KEY, config.action_dim)):
             width = len(processor.stats[feature][QUANTILE_LOW])
             if width != dim:
@@ -225,6 +240,32 @@ class BSpatialVLAProcessor(ProcessorMixin):
             raise ValueError(f"image slots {self.image_names} have different batch sizes {[len(f) for f in per_slot]}")
         return [slot[i] for i in range(len(per_slot[0])) for slot in per_slot]
 
+    def collect_context(self, batch: Mapping, batch_size: int) -> list[list[torch.Tensor]]:
+        """Step 1b: per sample, its ordered context frames (uint8, channel-first), padding frames left out."""
+        if CONTEXT_IMAGE_KEY not in batch:
+            if self.max_context_frames:
+                raise ValueError(f"batch lacks {CONTEXT_IMAGE_KEY!r}: this policy takes up to {self.max_context_frames} "
+                                 f"scene-context frames per sample (an empty sequence is a (B, 0, C, H, W) tensor)")
+            return [[] for _ in range(batch_size)]
+        if not self.max_context_frames:
+            raise ValueError(f"batch has {CONTEXT_IMAGE_KEY!r} but this policy takes no context frames "
+                             f"(config.max_context_frames = 0)")
+        frames = torch.as_tensor(batch[CONTEXT_IMAGE_KEY])
+        frames = frames[None] if frames.dim() == 4 else frames
+        if frames.dim() != 5 or frames.shape[2] not in (1, 3) or len(frames) != batch_size:
+            raise ValueError(f"{CONTEXT_IMAGE_KEY!r} must be (B={batch_size}, K, C, H, W) uint8, got shape "
+                             f"{tuple(frames.shape)}")
+        if frames.dtype != torch.uint8:
+            raise ValueError(f"{CONTEXT_IMAGE_KEY!r} has dtype {frames.dtype}; expected uint8 frames")
+        if frames.shape[1] > self.max_context_frames:
+            raise ValueError(f"{CONTEXT_IMAGE_KEY!r} holds {frames.shape[1]} frames per sample, more than "
+                             f"max_context_frames={self.max_context_frames}")
+        pad = torch.as_tensor(batch.get(CONTEXT_IS_PAD_KEY, torch.zeros(frames.shape[:2], dtype=torch.bool))).bool()
+        pad = pad[None] if pad.dim() == 1 else pad
+        if tuple(pad.shape) != tuple(frames.shape[:2]):
+            raise ValueError(f"{CONTEXT_IS_PAD_KEY!r} must have shape {tuple(frames.shape[:2])}, got {tuple(pad.shape)}")
+        return [[frames[i, k] for k in range(frames.shape[1]) if not pad[i, k]] for i in range(batch_size)]
+
     def normalize_state(self, state: torch.Tensor) -> torch.Tensor:
         """Step 2: quantile-normalise the raw state ``(B, state_dim)``."""
         return quantile_normalize(state.float(), *self._quantiles(STATE_KEY, state))
@@ -233,28 +274,37 @@ class BSpatialVLAProcessor(ProcessorMixin):
         """Step 3: ``(B, state_dim)`` integer bins of the normalised state."""
         return discretize(normalized_state.detach().cpu().numpy(), self.state_num_bins, self.state_min, self.state_max)
 
-    def build_prompts(self, tasks: Sequence[str], state_bins: np.ndarray) -> list[str]:
-        """Step 4: per sample, one placeholder per image, then the pi0.5 task + state text."""
-        placeholders = (VISION_START + IMAGE_PAD + VISION_END) * len(self.image_names)
+    def build_prompts(self, tasks: Sequence[str], state_bins: np.ndarray,
+                      context_counts: Sequence[int] | None = None) -> list[str]:
+        """Step 4: per sample, its context placeholders (if any), one placeholder per image, then the pi0.5
+        task + state text."""
+        placeholder = VISION_START + IMAGE_PAD + VISION_END
+        counts = [0] * len(tasks) if context_counts is None else list(context_counts)
         prompts = []
-        for task, bins in zip(tasks, state_bins, strict=True):
+        for task, bins, n_context in zip(tasks, state_bins, counts, strict=True):
             # pi0.5 cleaning: one line, underscores read as spaces.
             cleaned = task.strip().replace("_", " ").replace("\n", " ")
-            prompts.append(placeholders + PROMPT_TEMPLATE.format(task=cleaned, state=" ".join(map(str, bins))))
+            images = placeholder * len(self.image_names)
+            if self.max_context_frames:
+                images = CONTEXT_PREFIX + placeholder * n_context + CURRENT_PREFIX + images
+            prompts.append(images + PROMPT_TEMPLATE.format(task=cleaned, state=" ".join(map(str, bins))))
         return prompts
 
-    def encode(self, images: list[torch.Tensor], prompts: list[str]) -> dict[str, torch.Tensor]:
+    def encode(self, images: list[torch.Tensor], prompts: list[str],
+               images_per_sample: Sequence[int] | None = None) -> dict[str, torch.Tensor]:
         """Step 5: patches + grids from the image processor; each ``<|image_pad|>`` expanded to the
-        image's merged-patch count (Qwen3VLProcessor's rule); ``mm_token_type_ids`` 1 on image tokens."""
+        image's merged-patch count (Qwen3VLProcessor's rule); ``mm_token_type_ids`` 1 on image tokens.
+        ``images`` are sample-major; ``images_per_sample`` defaults to the fixed slots."""
         vision = self.image_processor(images=images, return_tensors="pt")
         grid = vision["image_grid_thw"]
         merge = self.image_processor.merge_size ** 2
         counts = (grid.prod(-1) // merge).tolist()
-        per_sample = len(self.image_names)
+        per_sample = list(images_per_sample or [len(self.image_names)] * len(prompts))
+        starts = np.concatenate([[0], np.cumsum(per_sample)]).astype(int)
         expanded = []
         for i, prompt in enumerate(prompts):
             parts = prompt.split(IMAGE_PAD)
-            sample_counts = counts[i * per_sample:(i + 1) * per_sample]
+            sample_counts = counts[starts[i]:starts[i + 1]]
             text = parts[0] + "".join(IMAGE_PAD * n + rest for n, rest in zip(sample_counts, parts[1:], strict=True))
             expanded.append(text)
         text_inputs = self.tokenizer(expanded, padding=True, return_tensors="pt", return_token_type_ids=False)
@@ -293,7 +343,12 @@ class BSpatialVLAProcessor(ProcessorMixin):
             raise ValueError(f"batch sizes differ: {len(tasks)} tasks, {len(state)} states, "
                              f"{len(images) // len(self.image_names)} image sets")
         normalized_state = self.normalize_state(state)
-        out = self.encode(images, self.build_prompts(tasks, self.discretize_state(normalized_state)))
+        context = self.collect_context(batch, len(tasks))
+        slots = len(self.image_names)
+        ordered = [img for i, frames in enumerate(context) for img in (*frames, *images[i * slots:(i + 1) * slots])]
+        counts = [len(frames) for frames in context]
+        prompts = self.build_prompts(tasks, self.discretize_state(normalized_state), counts)
+        out = self.encode(ordered, prompts, [n + slots for n in counts])
         out["state"] = normalized_state
         if ACTION_KEY in batch:
             actions = torch.as_tensor(batch[ACTION_KEY])
@@ -304,5 +359,5 @@ class BSpatialVLAProcessor(ProcessorMixin):
         return BatchFeature(out)
 
 
-__all__ = ["BSpatialVLAProcessor", "discretize", "float_images_to_uint8", "image_key", "quantile_normalize",
+__all__ = ["BSpatialVLAProcessor", "CONTEXT_IMAGE_KEY", "CONTEXT_IS_PAD_KEY", "discretize", "float_images_to_uint8", "image_key", "quantile_normalize",
            "quantile_unnormalize"]
