@@ -34,7 +34,6 @@ Example:
 from __future__ import annotations
 
 import io
-import logging
 import math
 import numbers
 import time
@@ -50,8 +49,6 @@ from bspatial.scoring.point import PointStatus, parse_points
 from bspatial.sim.backend import CameraFrame
 from bspatial.tasks.episode import EpisodeRun
 from bspatial.tasks.experts.motion import ARM_LATERAL_M
-
-logger = logging.getLogger(__name__)
 
 POINT_PROMPT = "Point to every {text} in the image."
 """Appendix 16.5: the pointing model's prompt (greedy decoding: the harness backends' default)."""

@@ -193,13 +193,21 @@ def _limits(config: dict) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _read_paths() -> list[str]:
-    """What the program's libraries need to read: the interpreter, its site-packages, system libraries."""
+def _read_paths(hidden_roots: list[str]) -> list[str]:
+    """What the program's libraries need to read: the interpreter, its site-packages, system libraries.
+
+    A folder that holds one of ``hidden_roots`` (bspatial's sources) is left out: a rule on it would open
+    the sources below (an editable install may put the repository on ``sys.path``). Folders inside a hidden
+    root stay (a virtual environment inside the repository)."""
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     paths += [p for p in sys.path if p and os.path.isdir(p)]
     paths += ["/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache",
               "/usr/share/zoneinfo", "/dev/urandom", "/sys/devices/system/cpu", "/proc/self"]
-    return [os.path.realpath(p) for p in paths]
+    out = []
+    for path in (os.path.realpath(p) for p in paths):
+        if not any(root == path or root.startswith(path.rstrip("/") + "/") for root in hidden_roots):
+            out.append(path)
+    return out
 
 
 def _confine(config: dict) -> None:
@@ -207,7 +215,7 @@ def _confine(config: dict) -> None:
     confine = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(confine)
     if config["landlock"]:
-        confine.apply_landlock(_read_paths(), [config["workdir"], "/dev/null"])
+        confine.apply_landlock(_read_paths(config["hidden_roots"]), [config["workdir"], "/dev/null"])
     if config["seccomp"]:
         confine.apply_seccomp()
 

@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 INACTIVITY_S = 900.0
 """Appendix 16.5: a program that issues no robot command for 900 s of wall time is stopped."""
-POLL_S = 0.5
+POLL_S = 0.1
 """How often (s) the host checks the watchdog, the wall limit and the temp folder while it waits."""
 MAX_REQUEST_BYTES = 1 << 20
 """Largest request the host reads (1 MiB): API arguments are numbers and short strings."""
@@ -171,6 +171,7 @@ class _Host:
         self.have, self.protections = have, protections
         self.calls = self.robot_commands = self.refused = 0
         self.reported = False
+        self.disk_checked = 0.0
 
     def run(self) -> ProgramRun:
         program = self.workdir / "program.py"
@@ -181,7 +182,7 @@ class _Host:
                   "request_fd": request_w, "reply_fd": reply_r, "confine_path": confine.__file__,
                   "landlock": self.have["landlock"], "seccomp": self.have["seccomp"], "cpu_s": self.limits.cpu_s,
                   "memory_bytes": self.limits.memory_bytes, "file_bytes": self.limits.file_bytes,
-                  "open_files": self.limits.open_files}
+                  "open_files": self.limits.open_files, "hidden_roots": _source_roots()}
         out, err = self.workdir / "stdout.txt", self.workdir / "stderr.txt"
         started = time.monotonic()
         with open(out, "wb") as stdout, open(err, "wb") as stderr:
@@ -271,6 +272,7 @@ class _Host:
         return wall, f"the wall-clock limit of {self.limits.wall_s:g} s was reached"
 
     def _check_disk(self) -> None:
+        self.disk_checked = time.monotonic()
         used = sum(p.stat().st_size for p in self.workdir.rglob("*") if p.is_file())
         if used > self.limits.disk_bytes:
             raise _Stop("stopped", f"the temp folder holds {used} bytes, over the {self.limits.disk_bytes}-byte limit")
@@ -302,8 +304,9 @@ class _Host:
             if wait <= 0:
                 raise _Stop("stopped", why)
             readable, _, _ = select.select([self.request_fd], [], [], wait)
-            if not readable:
+            if time.monotonic() - self.disk_checked >= POLL_S:   # also while the program keeps calling
                 self._check_disk()
+            if not readable:
                 continue
             chunk = os.read(self.request_fd, min(left, 1 << 20))
             if not chunk:
@@ -352,6 +355,16 @@ class _Host:
         if code is not None and code < 0 and -code in by_signal:
             return "stopped", by_signal[-code]
         return "crashed", f"{reason} (exit status {code})"
+
+
+def _source_roots() -> list[str]:
+    """The folders holding bspatial's sources (and the repository above them): the child must not read them,
+    even when an editable install puts them on ``sys.path``."""
+    import bspatial
+    import bspatial.evaluation
+
+    roots = {Path(bspatial.__file__).resolve().parent, Path(bspatial.evaluation.__file__).resolve().parent}
+    return sorted({str(root) for root in roots} | {str(root.parent) for root in roots})
 
 
 def _tail(path: Path) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -63,7 +61,3 @@ class OraclePointer:
         self.prompts += [r.prompt for r in requests]
         attrs = " ".join(f'x{i + 1}="{100 * x:.1f}" y{i + 1}="{100 * y:.1f}"' for i, (x, y) in enumerate(self.points))
         return [Response(f'<points {attrs} alt="target">target</points>', 0.0) for _ in requests]
-
-
-def to_json(value) -> str:
-    return json.dumps(value)

@@ -175,3 +175,21 @@ def test_the_child_dies_with_its_host(tmp_path):
 def test_program_run_fields_are_what_the_report_reads():
     run = ProgramRun("finished", "run(api) returned")
     assert (run.calls, run.robot_commands, run.refused, run.protections) == (0, 0, 0, ())
+
+
+def test_the_child_never_gets_read_access_to_the_sources(monkeypatch):
+    """An editable install may put the repository on sys.path: no Landlock read rule may cover it, while a
+    virtual environment inside the repository stays readable."""
+    from pathlib import Path
+
+    import bspatial
+    from bspatial.evaluation.agents import child
+    from bspatial.evaluation.agents.sandbox import _source_roots
+
+    repo = str(Path(bspatial.__file__).resolve().parent.parent)
+    monkeypatch.setattr(sys, "path", [repo, str(Path(repo) / "bspatial"), *sys.path])
+    paths = child._read_paths(_source_roots())
+    assert repo in _source_roots()
+    assert not any(repo == p or repo.startswith(p.rstrip("/") + "/") for p in paths)
+    assert not any(p.startswith(str(Path(repo) / "bspatial")) for p in paths)
+    assert os.path.realpath(sys.prefix) in paths
