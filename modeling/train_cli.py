@@ -54,6 +54,10 @@ def train_command(
         # a usage-error box would wrap long paths mid-word and call a refused run folder an "invalid value".
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None
+    from bspatial.common.distributed import Launch
+
+    if Launch.of_environment().rank != 0:
+        return  # one summary per launch: rank 0's (every rank trained the same steps)
     typer.echo(f"trained {result.last_step} steps; {result.trainable_parameters:,} of {result.total_parameters:,} "
                f"parameters trainable; final loss {result.losses[-1] if result.losses else float('nan'):.4f}")
     if result.pretrained_dir is not None:
