@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import io
+import json
 import math
 import numbers
 import time
@@ -56,6 +57,10 @@ DEFAULT_STANDOFF_M = 0.55
 """Appendix 16.5: ``approach`` stops with the point this far ahead of the base."""
 MAX_TEXT_CHARS = 2000
 """Longest ``point_at`` text / ``ask_vlm`` question a program may send."""
+MAX_EPISODE_LOG_BYTES = 8 << 20
+"""The episode log holds at most this much (JSON bytes); ``log`` then refuses (a flood must not fill the host)."""
+MAX_CALL_LOG = 100_000
+"""Calls recorded in :attr:`AgentAPI.call_log`; later ones are only counted (``calls_not_logged``)."""
 
 PERCEPTION_METHODS = ("get_state", "get_image", "get_depth", "pixel_to_point", "point_to_pixel", "pixel_to_ray",
                       "point_at", "ask_vlm", "log")
@@ -119,6 +124,8 @@ class AgentAPI:
         self._frames: dict[str, tuple[int, CameraFrame]] = {}
         self._requests = 0
         self._last_arm = "left"
+        self._log_bytes = 0
+        self.calls_not_logged = 0
 
     @property
     def instruction(self) -> str:
@@ -144,7 +151,10 @@ class AgentAPI:
             return value
         finally:
             entry.update(step_after=self.run.steps, wall_s=round(time.perf_counter() - started, 4))
-            self.call_log.append(entry)
+            if len(self.call_log) < MAX_CALL_LOG:
+                self.call_log.append(entry)
+            else:
+                self.calls_not_logged += 1
 
     # ------------------------------------------------------------------ observation and state
 
@@ -232,8 +242,17 @@ class AgentAPI:
         return self._ask(self.vlm, "ask_vlm", _text(question, "question"), names, "text")
 
     def log(self, msg: str, **data: Any) -> None:
-        """Write ``msg`` and ``data`` to the episode log."""
-        self.episode_log.append({"step": self.run.steps, "msg": str(msg)[:MAX_TEXT_CHARS], **data})
+        """Write ``msg`` and ``data`` (JSON values) to the episode log."""
+        entry = {"step": self.run.steps, "msg": str(msg)[:MAX_TEXT_CHARS], **data}
+        try:
+            size = len(json.dumps(entry))
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"log data must be JSON values: {error}") from None
+        if self._log_bytes + size > MAX_EPISODE_LOG_BYTES:
+            raise ValueError(f"the episode log is full ({self._log_bytes} of {MAX_EPISODE_LOG_BYTES} bytes); "
+                             f"this entry has {size}")
+        self._log_bytes += size
+        self.episode_log.append(entry)
 
     # ------------------------------------------------------------------ motion
 

@@ -183,29 +183,32 @@ class _Host:
                   "landlock": self.have["landlock"], "seccomp": self.have["seccomp"], "cpu_s": self.limits.cpu_s,
                   "memory_bytes": self.limits.memory_bytes, "file_bytes": self.limits.file_bytes,
                   "open_files": self.limits.open_files, "hidden_roots": _source_roots()}
-        out, err = self.workdir / "stdout.txt", self.workdir / "stderr.txt"
         started = time.monotonic()
-        with open(out, "wb") as stdout, open(err, "wb") as stderr:
-            process = subprocess.Popen(
-                [sys.executable, "-I", child_module.__file__, json.dumps(config)], stdin=subprocess.DEVNULL,
-                stdout=stdout, stderr=stderr, cwd=self.workdir, env=self._env(), pass_fds=(request_w, reply_r),
-                close_fds=True, start_new_session=True)
-        os.close(request_w)
-        os.close(reply_r)
-        self.process, self.request_fd, self.reply_fd = process, request_r, reply_w
-        self.started = started
-        try:
-            outcome, reason, trace = self._serve()
-        except _Stop as stop:
-            outcome, reason, trace = stop.outcome, stop.reason, ""
-        finally:
-            self._kill()
-            os.close(request_r)
-            os.close(reply_w)
-        if outcome == "crashed":
-            outcome, reason = self._exit_reason(process.returncode, reason)
-        run = ProgramRun(outcome, reason, trace, _tail(out), _tail(err), self.calls, self.robot_commands,
-                         self.refused, round(time.monotonic() - started, 3), self.protections)
+        # The host reads the program's output through the handles it opened, never by name again: the
+        # program may replace stdout.txt with a link to a file only the host can read.
+        with open(self.workdir / "stdout.txt", "w+b") as stdout, open(self.workdir / "stderr.txt", "w+b") as stderr:
+            try:
+                process = subprocess.Popen(
+                    [sys.executable, "-I", child_module.__file__, json.dumps(config)], stdin=subprocess.DEVNULL,
+                    stdout=stdout, stderr=stderr, cwd=self.workdir, env=self._env(),
+                    pass_fds=(request_w, reply_r), close_fds=True, start_new_session=True)
+            finally:
+                os.close(request_w)
+                os.close(reply_r)
+            self.process, self.request_fd, self.reply_fd = process, request_r, reply_w
+            self.started = started
+            try:
+                outcome, reason, trace = self._serve()
+            except _Stop as stop:
+                outcome, reason, trace = stop.outcome, stop.reason, ""
+            finally:
+                self._kill()
+                os.close(request_r)
+                os.close(reply_w)
+            if outcome == "crashed":
+                outcome, reason = self._exit_reason(process.returncode, reason)
+            run = ProgramRun(outcome, reason, trace, _tail(stdout), _tail(stderr), self.calls, self.robot_commands,
+                             self.refused, round(time.monotonic() - started, 3), self.protections)
         logger.info("agent program %s: %s (%d calls, %.1f s)", run.outcome, run.reason, run.calls, run.wall_s)
         return run
 
@@ -273,7 +276,13 @@ class _Host:
 
     def _check_disk(self) -> None:
         self.disk_checked = time.monotonic()
-        used = sum(p.stat().st_size for p in self.workdir.rglob("*") if p.is_file())
+        used = 0
+        for folder, _, files in os.walk(self.workdir):        # links are counted as links, never followed
+            for name in files:
+                try:
+                    used += os.lstat(os.path.join(folder, name)).st_size
+                except FileNotFoundError:                   # removed while we looked
+                    pass
         if used > self.limits.disk_bytes:
             raise _Stop("stopped", f"the temp folder holds {used} bytes, over the {self.limits.disk_bytes}-byte limit")
 
@@ -367,7 +376,8 @@ def _source_roots() -> list[str]:
     return sorted({str(root) for root in roots} | {str(root.parent) for root in roots})
 
 
-def _tail(path: Path) -> str:
-    with open(path, "rb") as handle:
-        handle.seek(max(0, path.stat().st_size - OUTPUT_TAIL_BYTES))
-        return handle.read().decode("utf-8", errors="replace")
+def _tail(handle) -> str:
+    """The last :data:`OUTPUT_TAIL_BYTES` of an output file, read through the host's own handle."""
+    size = os.fstat(handle.fileno()).st_size
+    handle.seek(max(0, size - OUTPUT_TAIL_BYTES))
+    return handle.read().decode("utf-8", errors="replace")

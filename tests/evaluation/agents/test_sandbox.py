@@ -193,3 +193,25 @@ def test_the_child_never_gets_read_access_to_the_sources(monkeypatch):
     assert not any(repo == p or repo.startswith(p.rstrip("/") + "/") for p in paths)
     assert not any(p.startswith(str(Path(repo) / "bspatial")) for p in paths)
     assert os.path.realpath(sys.prefix) in paths
+
+
+def test_output_read_back_never_follows_a_swapped_link(sim, instance, tmp_path):
+    """The program replaces its stdout.txt with a link to a file only the host may read; the host reports
+    what the program printed, not that file."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET host data\n")
+    source = textwrap.dedent(f'''
+        def run(api):
+            print("printed by the program", flush=True)
+            for cls in ().__class__.__base__.__subclasses__():
+                if cls.__name__ == "_wrap_close":
+                    os = cls.__init__.__globals__["sys"].modules["os"]
+                    os.remove("stdout.txt")
+                    os.symlink({str(secret)!r}, "stdout.txt")
+                    assert os.path.islink("stdout.txt")
+    ''')
+    api = AgentAPI(EpisodeRun(sim, instance, max_steps=10))
+    program = run_program(source, api, limits=FAST)
+    assert program.outcome == "finished", program
+    assert "SECRET" not in program.stdout and "printed by the program" in program.stdout
+    assert secret.read_text() == "SECRET host data\n"
