@@ -63,7 +63,7 @@ def test_the_final_export_has_the_final_card(run):
     card = ModelCard.load(run / "pretrained_model" / "README.md")
     assert card.data.model_name == "BEHAVIOR-Spatial-VLA `tiny` (final, step 4)"
     assert "this is the final export of the run" in card.text
-    assert "Preset `tiny`, trained for 4 of 4 optimiser steps on 1 process(es)" in card.text
+    assert "Preset `tiny`, step 4 of 4 optimiser steps, saved by a run on 1 process(es)" in card.text
     assert "| batch_size | `2` |" in card.text and "| peak_lr | `0.001` |" in card.text
 
 
