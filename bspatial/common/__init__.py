@@ -7,5 +7,6 @@
 * :mod:`bspatial.common.lazy`: PEP 562 lazy package exports;
 * :mod:`bspatial.common.locks`: one run per output folder (an exclusive lock naming its holder);
 * :mod:`bspatial.common.distributed`: this process's rank under a launcher, and a barrier that waits;
-* :mod:`bspatial.common.processes`: worker pools whose workers die with their parent.
+* :mod:`bspatial.common.processes`: worker pools whose workers die with their parent;
+* :mod:`bspatial.common.executors`: where a job plan runs: this process, local workers or Ray actors.
 """

@@ -157,10 +157,17 @@ class RayPool(Executor):
     def __init__(self, address: str, workers: int | None = None) -> None:
         ray = import_ray()
         self._ray = ray
+        self._idle, self._running = [], {}
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
             _init_ray(ray, address, workers)
-        self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if workers is not None and workers > cpus:
+            # An actor holds one CPU: the ones beyond the cluster's CPUs would never start, nor would their jobs.
+            self.close()
+            raise ValueError(f"--workers {workers} asks for more Ray actors than the cluster at {address!r} has "
+                             f"CPUs ({cpus}); pass --workers {max(cpus, 1)} or fewer, or leave it out")
+        self.workers = workers or max(1, cpus)
         self._actor_class = ray.remote(num_cpus=1)(JobWorker)
         self._idle = [self._actor_class.remote() for _ in range(self.workers)]
         self._queue: deque = deque()

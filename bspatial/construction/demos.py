@@ -64,6 +64,11 @@ Configurations: a task's demonstrations are recorded on its ``training`` split e
 ``training_index`` / ``training_variant`` name the recorded demonstration; an entry the expert fails
 on is logged as rejected and the next entry is tried.
 
+Workers (``workers`` processes or ``ray`` actors, :mod:`bspatial.common.executors`): each attempt is a job that
+records one entry on its worker's simulator and returns the episode; this process writes the dataset. Only the
+attempts one process would try run, and their outcomes are used in its order (:class:`_AttemptPlan`), so the
+dataset is the same bytes for any number of workers, local or on Ray (an attempt whose Ray actor died is rerun).
+
 Navigation (``suite="navigation"`` or navigation task names): the spawn of each training seed is
 validated in the simulator (:func:`bspatial.tasks.navigation.sample_validated_instance`) and the
 A* expert (:class:`bspatial.tasks.experts.navigation.NavigationExpert`) drives to the destination; the features
@@ -96,6 +101,7 @@ import numpy as np
 from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, ACTION_NAMES, CAMERAS, CONTROL_HZ, GRIPPER_DIMS,
                                      POLICY_IMAGE_SIZE, PROPRIO_SLICES, STATE_DIM, STATE_KEY, STATE_NAMES, image_key)
+from bspatial.common.executors import check_ray_address, import_ray
 from bspatial.common.files import publish_folder, remove_stale_staging, require_folder_path, staging_folder
 from bspatial.common.locks import run_folder_lock
 from bspatial.scoring.ir_target import ir_target_pixel
@@ -481,7 +487,9 @@ def _write_exact_quantiles(root: Path, values: dict[str, np.ndarray]) -> dict[st
     bad = non_finite_stats(stats)
     if bad:
         raise ValueError(f"non-finite dataset statistics (stats.json must be strict JSON): {bad}")
-    path.write_text(json.dumps(stats, indent=4, allow_nan=False))
+    # lerobot gathers the features of stats.json in a set, so their order follows the process's string-hash seed;
+    # sorted, the file is the same bytes from any process (a Ray or worker-pool recording, a rerun).
+    path.write_text(json.dumps(dict(sorted(stats.items())), indent=4, allow_nan=False))
     return {key: stats[key] for key in values}
 
 
@@ -579,40 +587,123 @@ def _record_one(backend: SimBackend, name: str, entry, split: str, paperback_pre
     return episode, reason, extras
 
 
-def _record_all(dataset, backend: SimBackend, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str,
-                paperback_prefix: bool = False, spa_withheld: bool = False):
-    """Record and write every task's episodes on its training entries, in order; returns (episode rows,
-    rejections, state / action frames)."""
+def _attempt_job(args: tuple):
+    """One recording attempt on this process's simulator: (episode or None, reason, provenance extras)."""
+    from bspatial.sim.process import process_backend
+
+    name, entry, split, paperback_prefix = args
+    try:
+        return _record_one(process_backend(camera_size=POLICY_IMAGE_SIZE), name, entry, split, paperback_prefix)
+    except ValueError as error:  # a layout that cannot meet its margins, a spawn that never validates
+        return None, f"sampling failed: {error}", {}
+
+
+class _AttemptPlan:
+    """Which recording attempts to run, and in what order to use their outcomes, so that any number of workers
+    records exactly what one process trying each task's entries in order would.
+
+    One process tries a task's entries in order until ``wanted`` are kept (at most ``wanted *``
+    :data:`MAX_ATTEMPTS_PER_EPISODE` attempts). Attempt ``a`` is surely needed while ``a < wanted + r``, with ``r``
+    the task's rejections seen so far: if every outcome still unknown were kept, the task would need exactly that
+    many attempts, and it can never need fewer. So only surely-needed attempts run (none is wasted), and the
+    outcomes are used in task order, then attempt order (the one-process order of episodes and rejections).
+    """
+
+    def __init__(self, tasks: Sequence[str], wanted: int) -> None:
+        self.tasks, self.wanted, self.limit = list(tasks), wanted, wanted * MAX_ATTEMPTS_PER_EPISODE
+        self.submitted = {t: 0 for t in tasks}
+        self.rejections_seen = {t: 0 for t in tasks}
+        self.outcomes: dict[str, dict[int, tuple]] = {t: {} for t in tasks}
+        self.head = 0                          # index of the first task not finished
+        self.used = {t: 0 for t in tasks}      # attempts of the task already used, in order
+        self.kept = {t: 0 for t in tasks}
+
+    def buffered(self) -> int:
+        return sum(len(o) for o in self.outcomes.values())
+
+    def finished(self) -> bool:
+        return self.head == len(self.tasks)
+
+    def next_jobs(self, room: int):
+        """Surely-needed attempts not yet submitted, in order: the head task's all, the others' within ``room``."""
+        for position in range(self.head, len(self.tasks)):
+            task = self.tasks[position]
+            while self.submitted[task] < min(self.wanted + self.rejections_seen[task], self.limit):
+                if position != self.head and room <= 0:
+                    return
+                self.submitted[task] += 1
+                room -= 1
+                yield task, self.submitted[task] - 1
+
+    def receive(self, task: str, attempt: int, outcome: tuple) -> None:
+        self.outcomes[task][attempt] = outcome
+        if outcome[0] is None:
+            self.rejections_seen[task] += 1
+
+    def ready(self):
+        """(task, attempt, outcome) to use now, in one-process order; advances past finished tasks."""
+        while not self.finished():
+            task = self.tasks[self.head]
+            if self.kept[task] == self.wanted or self.used[task] == self.limit:
+                if self.kept[task] < self.wanted:
+                    logger.warning("task %s: %d of %d demonstrations recorded", task, self.kept[task], self.wanted)
+                self.head += 1
+                continue
+            outcome = self.outcomes[task].pop(self.used[task], None)
+            if outcome is None:
+                return
+            self.used[task] += 1
+            self.kept[task] += outcome[0] is not None
+            yield task, self.used[task] - 1, outcome
+
+
+def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str,
+                paperback_prefix: bool = False, spa_withheld: bool = False, workers: int | None = None,
+                ray: str | None = None):
+    """Record and write every task's episodes on its training entries (:class:`_AttemptPlan` decides which, on the
+    executor of ``workers`` / ``ray``); returns (episode rows, rejections, state / action frames)."""
+    from bspatial.common.executors import open_executor
     from bspatial.construction.splits import spa_training_entry, training_entry
+    from bspatial.sim.process import close_process_backends
 
     entry_of = spa_training_entry if spa_withheld else training_entry
-
     rows: dict[int, dict] = {}
     rejected: list[dict] = []
     states, actions = [], []
-    for name in tasks:
-        kept = 0
-        for attempt in range(episodes_per_task * MAX_ATTEMPTS_PER_EPISODE):
-            if kept == episodes_per_task:
-                break
-            entry = entry_of(name, attempt, seed)
-            key = {"task_name": name, "variant": entry.variant, "scene_seed": entry.seed, "training_index": entry.index}
-            try:
-                episode, reason, extras = _record_one(backend, name, entry, split, paperback_prefix)
-            except ValueError as error:  # a layout that cannot meet its margins, a spawn that never validates
-                episode, reason, extras = None, f"sampling failed: {error}", {}
-            if episode is None:
-                logger.warning("demo %s/%s seed %d rejected: %s", name, entry.variant, entry.seed, reason)
-                rejected.append({**key, "reason": reason, **extras})
-                continue
-            _write_episode(dataset, episode)
-            rows[len(rows)] = {**key, "split": split, "length": len(episode), **extras, **_recording_row(episode)}
-            states.append(np.stack(episode.states))
-            actions.append(np.stack(episode.actions))
-            kept += 1
-            logger.info("demo %s/%s seed %d: %d frames", name, entry.variant, entry.seed, len(episode))
-        if kept < episodes_per_task:
-            logger.warning("task %s: %d of %d demonstrations recorded", name, kept, episodes_per_task)
+    plan = _AttemptPlan(tasks, episodes_per_task)
+    try:
+        with open_executor(workers, ray) as executor:
+            # Results wait here until the tasks before them are done (a recorded episode is ~0.5 MB a frame):
+            # beyond the head task, at most two jobs per worker are queued, running or waiting.
+            lookahead = 2 * executor.workers
+
+            def top_up() -> None:
+                for name, attempt in plan.next_jobs(lookahead - executor.pending() - plan.buffered()):
+                    executor.submit((name, attempt), _attempt_job,
+                                    (name, entry_of(name, attempt, seed), split, paperback_prefix))
+
+            top_up()
+            for (name, attempt), outcome in executor.completed():
+                plan.receive(name, attempt, outcome)
+                for task, used, (episode, reason, extras) in plan.ready():
+                    entry = entry_of(task, used, seed)
+                    key = {"task_name": task, "variant": entry.variant, "scene_seed": entry.seed,
+                           "training_index": entry.index}
+                    if episode is None:
+                        logger.warning("demo %s/%s seed %d rejected: %s", task, entry.variant, entry.seed, reason)
+                        rejected.append({**key, "reason": reason, **extras})
+                        continue
+                    _write_episode(dataset, episode)
+                    rows[len(rows)] = {**key, "split": split, "length": len(episode), **extras,
+                                       **_recording_row(episode)}
+                    states.append(np.stack(episode.states))
+                    actions.append(np.stack(episode.actions))
+                    logger.info("demo %s/%s seed %d: %d frames", task, entry.variant, entry.seed, len(episode))
+                top_up()
+    finally:
+        close_process_backends()
+    if not plan.finished():   # the plan always submits the head task's next attempt; reaching here is a bug
+        raise RuntimeError(f"demos: attempts ran out before task {plan.tasks[plan.head]!r} was finished")
     if not rows:
         raise ValueError(f"no demonstration of {list(tasks)} was scored correct (seed {seed}); rejected: {rejected}")
     return rows, rejected, {STATE_KEY: np.concatenate(states), ACTION_KEY: np.concatenate(actions)}
@@ -620,7 +711,8 @@ def _record_all(dataset, backend: SimBackend, tasks: Sequence[str], episodes_per
 
 def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, episodes_per_task: int = 2,
                  seed: int = 0, split: str = "train", *, overwrite: bool = False, suite: str = "manipulation",
-                 paperback_prefix: bool = False, spa_withheld: bool = False) -> Path:
+                 paperback_prefix: bool = False, spa_withheld: bool = False, workers: int | None = None,
+                 ray: str | None = None) -> Path:
     """Record scripted-expert demonstrations of ``tasks`` into one LeRobot v3 dataset at ``out``.
 
     Args:
@@ -640,6 +732,10 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         spa_withheld: record the Spa-Bench ID / OOD study's demonstrations: the training seeds with the
             in-distribution variants only, never a withheld cell
             (:func:`bspatial.construction.splits.spa_training_entry`).
+        workers: processes recording attempts (spawned, one simulator each); None or 1 = this process. With
+            ``ray``: the number of Ray actors (default: one per CPU of the cluster). This process writes the
+            dataset, and it is the same dataset for any ``workers`` / ``ray``.
+        ray: record on Ray actors: "auto" (join the cluster Ray finds, else start a local one) or an address.
 
     Returns:
         ``out`` as a Path.
@@ -665,6 +761,10 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
     default = task_names() if suite == "manipulation" else NAVIGATION_TASKS
     names = [get_task(t).name for t in (default if tasks is None else tasks)]
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    if check_ray_address(ray) is not None:
+        import_ray()   # without Ray, refused before any folder is touched
     require_folder_path(out)
     with run_folder_lock(out.parent, f"demos --suite {suite}", name=f".{out.name}.lock"):
         remove_stale_staging(out)   # we hold out's lock: a staging folder of out is a killed run's
@@ -674,7 +774,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         tmp = staging_folder(out)
         try:
             root = tmp / "dataset"
-            counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld)
+            counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld, workers, ray)
             publish_folder(root, out)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -684,21 +784,20 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
 
 
 def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, split: str,
-           paperback_prefix: bool = False, spa_withheld: bool = False) -> dict[str, int]:
+           paperback_prefix: bool = False, spa_withheld: bool = False, workers: int | None = None,
+           ray: str | None = None) -> dict[str, int]:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    from bspatial.sim.mujoco_backend import CONTROL_DT, MujocoBackend
+    from bspatial.sim.mujoco_backend import CONTROL_DT
 
     if round(1.0 / CONTROL_DT) != CONTROL_HZ:
         raise ValueError(f"CONTROL_HZ={CONTROL_HZ} must equal the simulator's control rate {1.0 / CONTROL_DT:g} Hz")
     dataset = LeRobotDataset.create(REPO_ID, fps=CONTROL_HZ, features=demo_features(), root=root, use_videos=True,
                                     robot_type="r1pro")
-    backend = MujocoBackend(camera_size=POLICY_IMAGE_SIZE)
     try:
-        rows, rejected, frames = _record_all(dataset, backend, names, episodes_per_task, seed, split, paperback_prefix,
-                                             spa_withheld)
+        rows, rejected, frames = _record_all(dataset, names, episodes_per_task, seed, split, paperback_prefix,
+                                             spa_withheld, workers, ray)
     finally:
-        backend.close()
         dataset.finalize()  # after the last save_episode (DESIGN §3)
     _add_episode_columns(root, rows)
     _write_exact_quantiles(root, frames)

@@ -24,6 +24,11 @@ def demos_command(
                                           "base motion from the candidate books' bisector (Appendix 16.8)."),
     spa_withheld: bool = typer.Option(False, "--spa-withheld", help="Spa-Bench ID / OOD study: never record a "
                                       "withheld concept-argument cell (bspatial.tasks.conditions.WITHHELD_CELLS)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Processes recording attempts, one simulator "
+                                          "each (default 1); with --ray, Ray actors (default: one per cluster CPU)."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Record on Ray actors: 'auto' (join the cluster Ray finds, "
+                                      "else start a local one) or a cluster address host:port. Needs "
+                                      "pip install 'behavior-spatial[ray]'."),
 ) -> None:
     """Record scripted-expert demonstrations as one LeRobot v3 dataset: video cameras, named state / action
     dimensions, finite statistics (exact q01/q99, the oracle IR target as a masked label outside observation.*),
@@ -37,7 +42,7 @@ def demos_command(
     try:
         path = record_demos(out, tasks=tasks or None, episodes_per_task=episodes_per_task, seed=seed, split=split,
                             overwrite=overwrite, suite=suite, paperback_prefix=paperback_prefix,
-                            spa_withheld=spa_withheld)
+                            spa_withheld=spa_withheld, workers=workers, ray=ray)
     except (ValueError, FileExistsError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None

@@ -6,47 +6,15 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from bspatial.common.executors import (MAX_JOB_ATTEMPTS, RAY_EXTRA_HINT, InProcess, LocalPool, RayNotInstalledError,
                                        WorkerLostError, check_ray_address, open_executor, run_jobs)
-
-BUSY_TITLE = b"ray::JobWorker.run"
-"""The process title Ray gives an actor of ours while it runs a job."""
-
-
-def busy_ray_workers() -> list[int]:
-    """Pids of the Ray actors of ours that are running a job now (their process title, from /proc)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "cmdline").read_bytes().startswith(BUSY_TITLE):
-                    pids.append(int(entry.name))
-            except OSError:   # exited while we looked
-                continue
-    return pids
-
-
-def kill_one_busy_worker(killed: list[int], timeout_s: float = 60.0) -> None:
-    """SIGKILL the first of our Ray actors seen running a job; its pid goes to ``killed``."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        busy = busy_ray_workers()
-        if busy:
-            os.kill(busy[0], signal.SIGKILL)
-            killed.append(busy[0])
-            return
-        time.sleep(0.02)
-
 
 def test_every_executor_runs_the_plan_to_the_same_results(ray_cluster):
     jobs = list(range(12))
@@ -82,16 +50,12 @@ def test_a_failing_job_raises_its_error(ray_cluster, workers, ray):
         list(run_jobs(math.factorial, [3, -1, 4], workers=workers, ray=ray))
 
 
-def test_a_killed_ray_worker_has_its_job_rerun_and_yielded_once(ray_cluster):
-    killed: list[int] = []
-    killer = threading.Thread(target=kill_one_busy_worker, args=(killed,))
-    killer.start()
+def test_a_killed_ray_worker_has_its_job_rerun_and_yielded_once(ray_cluster, ray_actor_killer):
+    killer = ray_actor_killer(60.0)
     # time.sleep(s) -> None: four 1.5 s jobs on two actors; one actor is SIGKILLed mid-job.
     keys = Counter(key for key, _ in run_jobs(time.sleep, [1.5] * 4, workers=2, ray="auto"))
-    killer.join()
-    assert len(killed) == 1
+    assert len(killer.join()) == 1
     assert keys == Counter(range(4))   # every job done, none twice
-    assert killed[0] not in busy_ray_workers()
 
 
 def test_a_job_that_kills_every_worker_stops_the_run(ray_cluster):
@@ -115,20 +79,21 @@ def test_bad_worker_counts_are_refused_by_name():
             open_executor(workers=bad)
 
 
-def hide_ray(folder: Path) -> dict[str, str]:
-    """An environment whose ``import ray`` fails as it does where Ray is not installed: a ``ray.py`` earlier on
-    ``PYTHONPATH`` raising the ImportError Python raises for a missing module."""
-    (folder / "ray.py").write_text("raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
-
-
-def test_without_ray_the_error_names_the_flag_and_the_extra(tmp_path):
+def test_without_ray_the_error_names_the_flag_and_the_extra(ray_hidden_env):
     code = ("from bspatial.common.executors import open_executor\n"
             "try:\n    open_executor(ray='auto')\n"
             "except ImportError as error:\n    print(type(error).__name__, isinstance(error, ValueError), error)\n")
-    done = subprocess.run([sys.executable, "-c", code], env=hide_ray(tmp_path), capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", code], env=ray_hidden_env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("RayNotInstalledError True --ray needs Ray")
     assert RAY_EXTRA_HINT in done.stdout and "No module named 'ray'" in done.stdout
     assert issubclass(RayNotInstalledError, ImportError)
+
+
+def test_more_ray_workers_than_cluster_cpus_are_refused(ray_cluster):
+    # A third 1-CPU actor could never start on the 2-CPU cluster, and the jobs given to it would wait forever.
+    with pytest.raises(ValueError, match=r"--workers 3 asks for more Ray actors than the cluster .* has CPUs \(2\)"):
+        open_executor(workers=3, ray="auto")
+    with open_executor(ray="auto") as executor:   # the default: one actor per cluster CPU
+        assert executor.workers == 2

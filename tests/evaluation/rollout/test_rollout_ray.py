@@ -4,22 +4,15 @@ and written once; resume; without Ray, the error names --ray and the extra befor
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from bspatial.evaluation.rollout.episodes import load_results
 from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.rollout.tables import write_tables
 
-_here = Path(__file__).resolve().parents[2] / "common" / "test_executors.py"
-_spec = importlib.util.spec_from_file_location("_executor_tests", _here)
-_executor_tests = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_executor_tests)
-kill_one_busy_worker, hide_ray = _executor_tests.kill_one_busy_worker, _executor_tests.hide_ray
 
 TASKS = ["reach_plate", "reach_tool"]
 PLAN = dict(n_episodes=2, max_steps=40)   # 4 short scripted episodes
@@ -56,14 +49,11 @@ def test_cli_ray_auto_joins_the_running_cluster(ray_cluster, tmp_path):
     assert run_files(tmp_path / "ray") == run_files(tmp_path / "local")
 
 
-def test_a_killed_actor_has_its_episode_rerun_and_written_once(ray_cluster, tmp_path):
+def test_a_killed_actor_has_its_episode_rerun_and_written_once(ray_cluster, ray_actor_killer, tmp_path):
     run_rollouts("scripted", "held_out", TASKS, tmp_path / "local", **PLAN)
-    killed: list[int] = []
-    killer = threading.Thread(target=kill_one_busy_worker, args=(killed,))
-    killer.start()
+    killer = ray_actor_killer(60.0)
     summary = run_rollouts("scripted", "held_out", TASKS, tmp_path / "ray", **PLAN, workers=2, ray="auto")
-    killer.join()
-    assert len(killed) == 1   # an actor died mid-episode ...
+    assert len(killer.join()) == 1   # an actor died mid-episode ...
     assert (summary.planned, summary.ran, summary.errors) == (4, 4, 0)   # ... and every episode ran once
     assert [(r["task"], r["index"]) for r in load_results(tmp_path / "ray")] == \
         [("reach_plate", 0), ("reach_plate", 1), ("reach_tool", 0), ("reach_tool", 1)]
@@ -81,12 +71,10 @@ def test_a_ray_run_resumes_a_local_one(ray_cluster, tmp_path):
     assert run_files(tmp_path / "mixed") == run_files(tmp_path / "local")
 
 
-def test_without_ray_rollout_exits_2_naming_the_flag_and_the_extra(tmp_path):
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
+def test_without_ray_rollout_exits_2_naming_the_flag_and_the_extra(ray_hidden_env, tmp_path):
     done = subprocess.run(BSPATIAL + ["rollout", "--policy", "scripted", "--split", "held_out", "--tasks", "reach_plate",
                                       "--n-episodes", "1", "--ray", "auto", "--out", str(tmp_path / "run")],
-                          env=hide_ray(hidden), capture_output=True, text=True, timeout=120)
+                          env=ray_hidden_env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "error: --ray needs Ray" in done.stderr and "pip install 'behavior-spatial[ray]'" in done.stderr
     assert not (tmp_path / "run").exists()   # refused before the run folder was made
