@@ -8,7 +8,10 @@ least 20x the loop, each 100k in under 2 s on a 2-core machine.
 The IR loop is slow (~1 ms per point), so by default it runs on a seeded subsample and its
 per-item time is scaled to 100k (``--ir-loop-sample 0`` runs all of it).
 
-Run: ``.venv/bin/python benchmarks/scoring.py``
+Then the answer-parser corpus (``tests/fixtures/answer_corpus.json``, issue #21 item 3): the parse of
+every case beside its expected letter, and the unparseable rate, ours vs expected, per reply shape.
+
+Run: ``.venv/bin/python benchmarks/scoring.py`` (``--corpus-only`` skips the throughput runs)
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 import logging
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
@@ -33,6 +37,7 @@ N = 100_000
 IMAGE = 720
 N_REGIONS = 1_240  # the IR suite's size (paper Section 3.3)
 OPTIONS = ["front-left", "front-right", "back-left", "back-right"]
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "answer_corpus.json"
 
 
 # ----------------------------------------------------------------------------- VQA
@@ -167,6 +172,36 @@ def ir_loop(points: np.ndarray, regions: list, sample: np.ndarray) -> tuple[dict
 # ----------------------------------------------------------------------------- main
 
 
+# ----------------------------------------------------------------------------- answer-parser corpus
+
+
+def corpus_report(path: Path = CORPUS) -> int:
+    """Log every corpus case's parse beside its expected letter, and the unparseable rates per shape.
+
+    Returns the number of cases whose parse differs from the expected one.
+    """
+    cases = json.loads(path.read_text(encoding="utf-8"))["cases"]
+    by_shape: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # cases, ours unparseable, expected unparseable
+    differ = 0
+    logger.info("%-40s %-8s %-8s %-18s %s", "case", "expected", "parsed", "reason", "reply")
+    for case in cases:
+        parse = parse_choice(case["text"], case["options"])
+        same = parse.letter == case["expected"]
+        differ += not same
+        counts = by_shape[case["shape"]]
+        counts[0] += 1
+        counts[1] += parse.letter is None
+        counts[2] += case["expected"] is None
+        logger.info("%-40s %-8s %-8s %-18s %s%s", case["id"], case["expected"] or "-", parse.letter or "-",
+                    parse.reason, json.dumps(case["text"], ensure_ascii=False)[:70], "" if same else "   <-- differs")
+    total = [sum(column) for column in zip(*by_shape.values())]
+    logger.info("%-30s %6s %22s %22s", "shape", "cases", "unparseable (ours)", "unparseable (expected)")
+    for shape, (n, ours, expected) in sorted(by_shape.items()) + [("all", tuple(total))]:
+        logger.info("%-30s %6d %15d %5.1f%% %15d %5.1f%%", shape, n, ours, 100 * ours / n, expected, 100 * expected / n)
+    logger.info("corpus: %d cases, %d parse differently from expected", len(cases), differ)
+    return differ
+
+
 def _best_of(repeats: int, fn):
     times, result = [], None
     for _ in range(repeats):
@@ -180,8 +215,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ir-loop-sample", type=int, default=10_000, help="points for the IR loop (0 = all 100k)")
     parser.add_argument("--repeats", type=int, default=3, help="repeats of our path (best time is reported)")
+    parser.add_argument("--corpus-only", action="store_true", help="only the answer-parser corpus report")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.corpus_only:
+        raise SystemExit(1 if corpus_report() else 0)
     rng = np.random.default_rng(0)
 
     w = vqa_workload(rng)
@@ -206,6 +244,8 @@ def main() -> None:
                 t_ours, N / t_ours, t_loop, N / t_loop, len(sample), t_loop / t_ours, agree)
     logger.info("IR   strict %.1f%%, tolerant %.1f%%; labels correct %d / wrong %d / none %d",
                 result["strict_accuracy"], result["tolerant_accuracy"], result["correct"], result["wrong"], result["none"])
+    if corpus_report():
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

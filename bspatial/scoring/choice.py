@@ -13,18 +13,28 @@ Policy (never guess; an unparseable answer is scored incorrect, its reason logge
    ``"choice"`` field decides. Malformed markup (nested, stray closing tag, unclosed box) is
    ``malformed_container``, whatever else the text says.
 3. Otherwise the last explicit statement decides (``answer is`` / ``answer:`` / ``I choose`` /
-   ``option C is correct`` / ``答案是`` ...). If that last statement names no offered letter
-   ("Final answer: unknown", "answer is probably B", "answer is E") the answer is unparseable:
-   an earlier statement is not used as a fallback.
-4. Otherwise implicit forms count: the whole reply is a letter (``C``, ``c.``, ``[C]``), a line
-   starts with a label (``C. front``, ``C.front``, ``(c) ...``, ``C: ...``), a reply starts with a
+   ``option C is correct`` / ``C is correct`` / ``答案是`` / ``选项 C 正确`` / ``Die Antwort ist`` /
+   ``La respuesta es`` / ``La réponse est`` / ``Ответ:`` ..., and a rejection followed by the choice:
+   ``not A, it is B``, ``not A but B``, ``but it is actually B``). The statement ends at its line:
+   ``Answer: B`` followed by an explanation naming other letters is B. If that last statement
+   names no offered letter ("Final answer: unknown", "answer is probably B", "answer is E") the
+   answer is unparseable: an earlier statement is not used as a fallback.
+4. Otherwise a first line that is only an answer (``B``, ``(B).``, ``B. <option B's text>``)
+   followed by an explanation with no other line label, letter assertion or hedge ("or maybe C")
+   decides. Otherwise implicit forms count: the whole reply is a letter (``C``, ``c.``, ``B;``,
+   ``[C]``), a line starts with a label (``C. front``, ``C.front``, ``(c) ...``, ``C: ...``), a reply
+   starts with a
    letter and an assertion (``A because ...``, ``b is correct``), a reply ends with
    ``, C.`` / ``; C``, or an upper-case ``(C)`` stands in prose. All letters found this way must
-   agree; two different ones (``A or B``, an echoed option list) are ``ambiguous``.
+   agree; two different ones (``A or B``, an echoed option list) are ``ambiguous``, and so is a
+   letter with a hedged alternative (``B ... or maybe C``; the hedged letter alone is no answer).
 5. Otherwise, when option texts are given, a reply that *is* exactly one option's text
    (case, surrounding punctuation and markdown ignored) picks that option. Option text inside a
    longer sentence never counts ("the cup is not yellow" is not option "yellow"), so an option
    that is a substring of another ("left" vs "front-left") cannot be confused.
+
+The corpus of reply shapes this reads (with the peer suites they come from) is
+``tests/fixtures/answer_corpus.json``; ``benchmarks/scoring.py`` prints each case's parse.
 
 Deliberately not done: first-capital-letter or first-character heuristics (the article in
 "A cup is on the left" is not option A), reading a bare number as an option index, fuzzy or
@@ -111,7 +121,9 @@ _CJK_SUFFIX = r"(?:です|입니다|이다)"
 # Nouns and adjectives may not ("the answer is a cup"): there the letter is an article.
 _CONTINUATION_WORDS = (
     r"because|since|as|so|and|but|which|that|given|due|based|from|in|on|for|to|here|there|"
-    r"is|was|seems|would|should|per|with|according|considering|now"
+    r"is|was|seems|would|should|per|with|according|considering|now|"
+    # after a German / Spanish / French / Italian / Portuguese / Russian statement ("Die Antwort ist C, weil").
+    r"weil|denn|porque|pues|car|parce|perch[eé]|poich[eé]|pois|потому|так"
 )
 
 # Step 1: reasoning blocks (DeepSeek-R1 / Qwen3 <think>, Kimi ◁think▷).
@@ -163,31 +175,55 @@ _ANCHOR = re.compile(
     r"|(?<!\w)(?:best|correct|right|final|my)\s+(?:choice|option|selection)\s+(?:is|would\s+be|should\s+be)(?!\w)"
     r"\s*[:：]?"
     r"|(?<!\w)I\s+(?:would\s+|will\s+|['’]ll\s+)?(?:choose|pick|select|go\s+with)(?!\w)"
+    # lmms-eval mcq_extract's "the choice is"; "I would say B" / "I'd say B".
+    r"|(?<!\w)the\s+(?:choice|option|selection)\s+is(?!\w)\s*[:：]?|(?<!\w)I(?:\s+would|['’]d)\s+say(?!\w)"
     # Chinese / Japanese / Korean: 答案是B, 答案为：C, 选D, 选项C, 答えはB, 정답은 b, 답: a, 옵션 C.
-    r"|(?:正确)?答案(?:应该)?(?:是|为)|答案|(?:正确)?选项(?:是|为)?|选|答え(?:は)?|정답은|정답|답은|답|옵션)"
+    r"|(?:正确)?答案(?:应该)?(?:是|为)|答案|(?:正确)?选项(?:是|为)?|选|所以答|答え(?:は)?|正解(?:は)?|정답은|정답|답은|답|옵션"
+    # German, Spanish, French, Portuguese, Italian, Dutch, Russian, Turkish: "Die Antwort ist C",
+    # "La respuesta correcta es la C", "La bonne réponse est D", "A resposta é B", "La risposta è C",
+    # "Het antwoord is A", "Правильный ответ — C", "Cevap: B".
+    # (each needs its verb or a colon: a bare "Antwort" in prose is no statement).
+    r"|(?<!\w)antwort(?:\s+(?:ist|lautet)(?!\w)|\s*[:：])|(?<!\w)respuesta(?:\s+correcta)?(?:\s+es(?:\s+la)?(?!\w)|\s*[:：])"
+    r"|(?<!\w)r[ée]ponse(?:\s+correcte)?(?:\s+est(?!\w)|\s*[:：])|(?<!\w)resposta(?:\s+correta)?(?:\s+[ée](?!\w)|\s*[:：])"
+    r"|(?<!\w)risposta(?:\s+corretta)?(?:\s+[èe](?!\w)|\s*[:：])|(?<!\w)antwoord(?:\s+is(?!\w)|\s*[:：])"
+    r"|(?<!\w)ответ(?:\s*[—–:：-])|(?<!\w)cevap\s*[:：]"
+    # A rejected option, then the chosen one: "not A, it is B", "It's not A but B", "not A but rather C";
+    # and a correction: "At first I thought A, but it is actually B". What follows is read like any answer.
+    rf"|(?<!\w)not\s+(?:option\s+)?{_OPEN}?(?-i:[A-Z]){_CLOSE}?(?!\w)\s*(?:[,;]\s*)?"
+    r"(?:but(?:\s+rather|\s+it\s+is|\s+it['’]s)?|it\s+is|it['’]s)(?:\s+(?:actually|really))?(?!\w)"
+    r"|(?<!\w)but\s+it(?:\s+is|['’]s)\s+(?:actually|really)(?!\w))"
     r"\s*[:：]?",
     re.IGNORECASE,
 )
 _OPTION_ASSERT = re.compile(
     rf"(?<!\w)(?:option|choice)\s+{_OPEN}*([A-Za-z]){_CLOSE}*(?!\w)\s+(?:is|seems)\s+(?:to\s+be\s+)?"
-    r"(?:the\s+)?(?:correct|right|best|answer)(?!\w)",
+    r"(?:the\s+)?(?:correct|right|best|answer)(?!\w)"
+    # Chinese: "选项 B 正确", "B 是正确的", "B是正确答案" (opencompass first_option_postprocess's forms).
+    rf"|(?:选项\s*|(?<!\w)){_OPEN}?([A-Za-z]){_CLOSE}?\s*(?:是正确|是对|正确)(?:答案|的)?",
     re.IGNORECASE,
 )
+# An upper-case letter asserted correct in prose ("A is not correct. B is correct."); lower case only
+# at the start of a reply (_LEADING_ASSERT), where "a is correct" cannot be an article.
+_LETTER_ASSERT = re.compile(r"(?<![\w(])\(?([A-Z])\)?\s+is\s+(?:the\s+)?correct(?:\s+(?:answer|option|choice))?(?!\w)"
+                            r"(?=[ \t]*(?:$|[.!。,;\n]|(?:because|since|as)(?!\w)))")
 # Before a letter, "spaces, wrappers, spaces" is written ``\s*(?:{_OPEN}+\s*)?`` (not
 # ``\s*{_OPEN}*\s*``, whose two runs of spaces split n^2 ways): the same texts, one parse.
 _VALUE = re.compile(
-    rf"\s*(?:(?:option|choice)\s+)?(?:{_OPEN}+\s*)?([A-Za-z])(?:(?!\w)|(?={_CJK_SUFFIX})){_CLOSE}*",
+    rf"\s*(?:(?:option|choice)(?:\s*[:：])?\s+)?(?:{_OPEN}+\s*)?([A-Za-z])(?:(?!\w)|(?={_CJK_SUFFIX})){_CLOSE}*",
     re.IGNORECASE,
 )
 # A second letter joined by a separator ("A or B", "B and C", "C/D", "A, B"); an article after
 # "and" ("C and a cup ...") is not a second letter, hence the lookahead.
+_WRAPPED = re.compile(rf"\s*(?:(?:option|choice)(?:\s*[:：])?\s+)?[(\[（【]\s*[A-Za-z][)\]）】]")
 _ALTERNATIVE = re.compile(
     rf"\s*(?:,|/|&|\bor\b|\band\b|\bvs\.?)\s*(?:(?:option|choice)\s+)?(?:{_OPEN}+\s*)?([A-Za-z]){_CLOSE}*"
     r"(?=\s*$|\s*[^\w\s]|\s+(?:or|and)\b)",
     re.IGNORECASE,
 )
 _CONTINUATION = re.compile(
-    rf"\s*$|\s*(?![-'’]\w)[^\w\s]|{_CJK_SUFFIX}|\s+(?:{_CONTINUATION_WORDS})(?!\w)", re.IGNORECASE
+    rf"\s*$|[ \t]*[\r\n]|\s*(?![-'’]\w)[^\w\s]|{_CJK_SUFFIX}|\s*(?:因为|由于|是正确|正确)"
+    rf"|\s+(?:{_CONTINUATION_WORDS})(?!\w)",
+    re.IGNORECASE,
 )
 
 # Step 4: implicit forms.
@@ -195,18 +231,28 @@ _CONTINUATION = re.compile(
 _LINE_LABEL = re.compile(
     rf"\s*(?:[-•>]\s+)?(?:{_OPEN}\s*([A-Za-z])\s*{_CLOSE}[.:]?"
     # "C." (not "A.I." / "e.g."), "C:", "C)", or a letter alone on its line.
-    r"|([A-Za-z])(?:\.(?![A-Za-z]\.)|[:)）](?!\w)|[!]?(?=\s*$)|\s+[-–—](?=\s)))"
+    r"|([A-Za-z])(?:\.(?![A-Za-z]\.)|[:)）](?!\w)|[!;,；，。、]?(?=\s*$)|\s+[-–—](?=\s|$)))"
 )
 # The whole reply is a letter with a bare prefix: "Option C", "Answer C", "Final answer (c)".
 _PREFIXED_LETTER = re.compile(
     rf"\s*(?:final\s+)?(?:answer|option|choice)\s*(?:{_OPEN}+\s*)?([A-Za-z]){_CLOSE}*[.!。]?\s*", re.IGNORECASE
 )
 _LEADING_ASSERT = re.compile(
-    rf"\s*{_OPEN}*([A-Za-z]){_CLOSE}*(?:\s+|\s*,\s*)(?:because|since|as\s"
+    rf"\s*{_OPEN}*([A-Za-z]){_CLOSE}*(?:\s+|\s*,\s*)(?:because|since|as\s|not\s+{_OPEN}*(?-i:[A-Z]){_CLOSE}*(?!\w)"
     r"|is\s+(?:the\s+)?(?:correct|right|best|answer)|seems\s+(?:to\s+be\s+)?(?:the\s+)?(?:correct|right|best))",
     re.IGNORECASE,
 )
-_TRAILING = re.compile(rf"[,;:，；：]\s*{_OPEN}*([A-Z]){_CLOSE}*[.!。]?\s*$")  # upper case only
+# A letter offered as an alternative ("or maybe C", "perhaps D"): it makes other letters ambiguous and
+# is never an answer by itself ("maybe A" alone stays unparseable).
+_HEDGED_LETTER = re.compile(
+    rf"(?<!\w)(?i:or|maybe|perhaps|possibly)\s+(?:(?i:maybe|perhaps|possibly|option)\s+)?{_OPEN}?([A-Z]){_CLOSE}?(?!\w)"
+)
+# Words that make an explanation after an answer line a second candidate ("or maybe C").
+_HEDGE = re.compile(
+    r"(?<!\w)(?:or|maybe|perhaps|possibly|alternatively|also|might|could|either|unsure|not\s+sure)(?!\w)", re.IGNORECASE
+)
+# upper case only; Chinese "因此 B。" / "所以C" (therefore) too (opencompass first_option_postprocess)
+_TRAILING = re.compile(rf"(?:[,;:，；：]|因此|所以)\s*{_OPEN}*([A-Z]){_CLOSE}*[.!。]?\s*$")
 _PAREN_IN_PROSE = re.compile(r"(?<![\w/\\])[(（]\s*([A-Z])\s*[)）](?!\w)")  # upper case only
 _LETTER_RUN = re.compile(
     r"(?<!\w)([A-Z])(?!\w)\s*(?:,|/|&|\b[Oo][Rr]\b|\b[Aa][Nn][Dd]\b)\s*(?:[Oo]ption\s+)?([A-Z])(?!\w)"
@@ -641,11 +687,17 @@ def _from_statements(body: str, choices: _Choices) -> _Outcome | None:
     last_anchor = None
     for last_anchor in _ANCHOR.finditer(body):
         pass
-    last_assert = None
-    for last_assert in _OPTION_ASSERT.finditer(body):
-        pass
-    if last_assert is not None and (last_anchor is None or last_assert.start() >= last_anchor.start()):
-        return _label_outcome(last_assert.group(1), "", choices, REASON_STATEMENT)
+    last_assert = None  # the last "option C is correct" / "C is correct" / "选项 C 正确"
+    for pattern in (_OPTION_ASSERT, _LETTER_ASSERT):
+        for m in pattern.finditer(body):
+            if pattern is _LETTER_ASSERT and not body[: m.start()].strip():
+                continue  # "C is correct" opening the reply is step 4's leading assertion (reason "letter")
+            if last_assert is None or m.start() > last_assert.start():
+                last_assert = m
+    # An anchor inside the assertion ("B是正确答案" holds 答案) does not outrank it.
+    if last_assert is not None and (last_anchor is None or last_anchor.start() < last_assert.end()):
+        letter = next(group for group in last_assert.groups() if group)
+        return _label_outcome(letter, "", choices, REASON_STATEMENT)
     if last_anchor is None:
         return None
     return _read_value(body[last_anchor.end() :], choices)
@@ -661,7 +713,8 @@ def _read_value(after: str, choices: _Choices) -> _Outcome:
         alt = _ALTERNATIVE.match(tail)
         if alt and alt.group(1).upper() != letter:
             return None, REASON_AMBIGUOUS
-        if _CONTINUATION.match(tail):
+        if _CONTINUATION.match(tail) or _WRAPPED.fullmatch(m.group(0)):
+            # "(B) 8/11" (MathVista): a bracketed letter is no article, whatever follows it.
             return _label_outcome(letter, _first_line(tail), choices, REASON_STATEMENT)
     # No letter token, or a letter that may be an article ("the answer is a cup"): the whole line
     # as an option's text, then the letter followed by an option's text ("(C) front").
@@ -682,8 +735,42 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else ""
 
 
+def _leading_answer_line(body: str, choices: _Choices) -> _Outcome | None:
+    """Step 4a: a first line that is only an answer ("B", "(B).", or "B. <option B's text>") decides
+    when the lines after it are an explanation: no other line label or letter assertion, no hedge.
+
+    "B. right\n\nExplanation: A and C describe the mug" reads B; "B\nD", "A. Red\nB. Green" and
+    "B\nor maybe C" stay with the other implicit forms (ambiguous).
+    """
+    first, _, rest = body.lstrip().partition("\n")
+    if not rest.strip():
+        return None  # a one-line reply: the other forms read it
+    first = first.strip()
+    m = _BARE_LETTER.fullmatch(first)
+    if m:
+        outcome = _label_outcome(m.group(1), "", choices, REASON_LETTER)
+    else:
+        m = _LINE_LABEL.match(first)
+        label = m and (m.group(1) or m.group(2))
+        if not label or choices.own_text is None:
+            return None
+        text = first[m.end() :]
+        if _option_letters(text, choices) != (label.upper(),):
+            return None  # a label with text that is not its own option's: no answer line
+        outcome = _label_outcome(label, text, choices, REASON_LETTER)
+    if outcome[0] is None or _HEDGE.search(rest):
+        return None
+    for line in rest.splitlines():
+        if _LINE_LABEL.match(line) or _LEADING_ASSERT.match(line):
+            return None
+    return outcome
+
+
 def _from_implicit(body: str, choices: _Choices) -> _Outcome | None:
-    """Step 4: collect every implicit letter; they must agree."""
+    """Step 4: collect every implicit letter; they must agree (after the answer-line rule, 4a)."""
+    lead = _leading_answer_line(body, choices)
+    if lead is not None:
+        return lead
     found: set[str] = set()
     invalid = conflict = False
 
@@ -720,6 +807,8 @@ def _from_implicit(body: str, choices: _Choices) -> _Outcome | None:
         for letter in m.groups():
             if letter in choices.offered:  # "A and I think" – the pronoun is no option
                 found.add(letter)
+    if found:
+        found.update(m.group(1) for m in _HEDGED_LETTER.finditer(body) if m.group(1) in choices.offered)
     if len(found) > 1:
         return None, REASON_AMBIGUOUS
     if conflict:
