@@ -299,8 +299,9 @@ class _Host:
             return None
         try:
             message = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise _Stop("stopped", f"protocol violation: a request that is not JSON ({error})") from None
+        except (ValueError, RecursionError) as error:   # not JSON, not UTF-8, nested too deep, a 5000-digit int
+            raise _Stop("stopped", f"protocol violation: a request that is not readable JSON "
+                                   f"({type(error).__name__}: {str(error)[:120]})") from None
         if not isinstance(message, dict):
             raise _Stop("stopped", f"protocol violation: a request that is not an object: {message!r:.80}")
         return message

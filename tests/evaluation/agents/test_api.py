@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bspatial.evaluation.agents.api import METHODS, POINT_PROMPT, AgentAPI
 from bspatial.evaluation.vlm.backends import load_backend
@@ -141,3 +143,25 @@ def test_approach_faces_the_point_and_returns_it_in_the_new_frame(sim, instance)
     assert result["success"], result
     # Appendix 16.5: the point ends standoff (0.55 m) ahead, offset toward the reaching arm (left: y > 0)
     assert np.allclose(result["point"][:2], (0.55, 0.22), atol=0.03)
+
+
+def test_any_json_call_is_answered_or_refused(sim, instance):
+    """What the pipe can carry (any JSON arguments, any method name) either gets an answer or one of the
+    refusals the sandbox turns into an error for the program; nothing else escapes to the host."""
+    scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True) | st.text(max_size=8)
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                          | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
+    chance = load_backend("chance:0")
+    api = _api(sim, instance, pointer=chance, vlm=chance, max_steps=60)
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(method=st.sampled_from(METHODS + ("motor", "__init__", "_frame")), args=st.lists(values, max_size=4),
+           kwargs=st.dictionaries(st.sampled_from(["arm", "speed", "use_torso", "standoff", "camera", "x", "msg"]),
+                                  values, max_size=3))
+    def check(method, args, kwargs):
+        try:
+            api.call(method, args, kwargs)
+        except (ValueError, TypeError, RuntimeError):
+            pass
+
+    check()
