@@ -63,6 +63,9 @@ def resolve_vla_export(checkpoint: str) -> Path:
     from bspatial.modeling.train import PRETRAINED_DIR, latest_checkpoint
 
     path = Path(checkpoint).expanduser()
+    if not path.is_dir() and not path.exists() and _looks_like_hub_id(checkpoint):
+        raise CheckpointError(f"{KIND}: {checkpoint!r} is not a local folder; {KIND} reads a local checkpoint "
+                              f"(download it first, e.g. `hf download {checkpoint} --local-dir <folder>`)")
     if not path.is_dir():
         raise CheckpointError(f"{KIND}: checkpoint folder {checkpoint!r} does not exist "
                               "(a pretrained_model/ export, a checkpoints/step_<n>/ folder or a training output folder)")
@@ -78,6 +81,11 @@ def resolve_vla_export(checkpoint: str) -> Path:
     if not any((path / name).is_file() for name in WEIGHT_FILES):
         raise CheckpointError(f"{KIND}: {str(path)!r} has no weights (expected one of {list(WEIGHT_FILES)})")
     return path.resolve()
+
+
+def _looks_like_hub_id(text: str) -> bool:
+    """``org/name``: one slash, no leading ``/``, ``.`` or ``~`` (those are paths)."""
+    return text.count("/") == 1 and not text.startswith(("/", ".", "~")) and all(text.split("/"))
 
 
 def backbone_config(export: Path) -> tuple[str, dict[str, Any]]:

@@ -169,3 +169,32 @@ def test_a_tied_backbone_needs_no_base_and_its_head_is_the_policys_embeddings(tm
     assert "lm_head_from" not in backend.identity()
     with pytest.raises(CheckpointError, match="ties its LM head"):
         load_backend(f"vla-backbone:{export}", base=str(base), max_new_tokens=MAX_NEW_TOKENS)
+
+
+def test_another_transformers_vla_is_read_through_its_backbone_sub_config(run, base, tmp_path):
+    """A VLA that is not ours: its own model_type, the backbone under ``backbone_config`` / ``backbone.``."""
+    from safetensors.torch import save_file
+
+    source = run / "pretrained_model"
+    other = tmp_path / "other_vla"
+    shutil.copytree(source, other, ignore=shutil.ignore_patterns("*.py", "model.safetensors", "config.json"))
+    config = json.loads((source / "config.json").read_text())
+    other_config = {"model_type": "someone_elses_vla", "architectures": ["SomeVLA"], "action_dim": 7,
+                    "backbone_config": config["vlm_config"]}
+    (other / "config.json").write_text(json.dumps(other_config))
+    policy = _tensors(source / "model.safetensors")
+    renamed = {("backbone." + key.removeprefix("vlm.") if key.startswith("vlm.") else "head." + key): value.contiguous()
+               for key, value in policy.items()}
+    save_file(renamed, str(other / "model.safetensors"))
+
+    backend = load_backend(f"vla-backbone:{other}", base=str(base), max_new_tokens=MAX_NEW_TOKENS)
+    extracted = backend._model.state_dict()
+    for key, value in policy.items():
+        if key.startswith("vlm."):
+            assert torch.equal(extracted["model." + key.removeprefix("vlm.")], value), key
+    assert backend.identity()["weight_prefix"] == "backbone."
+
+
+def test_a_hub_id_is_refused_with_how_to_download_it(tmp_path):
+    code, output = _eval("vla-backbone:someone/some-vla", tmp_path / "out")
+    assert code == 2 and "hf download someone/some-vla" in output
