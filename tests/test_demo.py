@@ -20,6 +20,13 @@ def test_demo_prints_the_tables_and_reruns_resuming(tmp_path):
     assert "scripted (upper reference)" in out and "random (lower reference)" in out
     assert "Table S11 layout" in out and "move_to_bookcase" in out
     assert "Tiny trained policy" in out and "Navigation success (S11)" in out
+    # The correlation command's functions on the demo's own VLM and rollout runs, then the HTML report.
+    assert "Table 3 layout: Spearman's rho" in out and "ir_tolerant" in out
+    assert (tmp_path / "demo" / "reports" / "correlation" / "correlation.csv").is_file()
+    (line,) = [line for line in out.splitlines() if line.startswith("HTML report")]
+    index = tmp_path / "demo" / "site" / "index.html"
+    assert line.endswith(index.as_uri()) and index.is_file()
+    assert 'table id="table4"' in index.read_text() and (index.parent / "figures" / "failure_modes.svg").is_file()
     second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert second.returncode == 0, second.stderr
     assert "0 to run" in second.stderr  # every harness part and rollout resumed from its run folder

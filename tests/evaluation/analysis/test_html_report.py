@@ -255,3 +255,30 @@ def test_a_rebuild_replaces_the_site_whole(tmp_path):
     assert not (out / "figures" / "stale.png").exists()      # the old folder was swapped out, not merged into
     assert (out / "index.html").read_text() == first         # same runs, same page
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hand-rollout", "site"]   # no staging folder left
+
+
+def test_a_build_killed_midway_leaves_the_old_site_and_the_rerun_cleans_up(tmp_path):
+    """SIGKILL while the new site is being staged: the old site stays whole at --out; the rerun removes the
+    staging folder and publishes the new one."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    rollout = write_rollout_run(tmp_path)
+    out = tmp_path / "site"
+    assert invoke("report", "--html", str(rollout), "--out", str(out)).exit_code == 0
+    old = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    command = [sys.executable, "-m", "bspatial.cli", "report", "--html", str(rollout), "--out", str(out)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".site.building-*")) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert process.poll() is None, "the report finished before it could be killed while staging"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert list(tmp_path.glob(".site.building-*"))          # killed while staging
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == old
+    assert invoke("report", "--html", str(rollout), "--out", str(out)).exit_code == 0
+    assert not list(tmp_path.glob(".site.*")) and (out / "index.html").is_file()
