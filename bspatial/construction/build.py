@@ -3,15 +3,20 @@
 The jobs are independent (one per evaluated manipulation task, :mod:`~bspatial.construction.task_records`;
 general VQA, :mod:`~bspatial.construction.general`, 49 activity scenes; task-grounded navigation VQA,
 :mod:`~bspatial.construction.navigation_vqa`, context tour + current view), each writing its own part
-files; they run in this process or in spawned workers (one simulator each) and are merged in a fixed
-order, so the records do not depend on the number of workers.
+files; they run in this process, in spawned workers or on Ray actors (one simulator each,
+:mod:`bspatial.common.executors`) and are merged in a fixed order, so the records do not depend on where they ran.
+
+Jobs write their part files and images straight into the build's staging folder (the images are most of a
+build's bytes; passing them back through the driver would double its memory and I/O). So on a Ray cluster of
+several machines the staging folder (beside ``out``) must be on a filesystem every node mounts: a job that
+cannot see it stops the build with an error saying so. On one machine there is nothing to do.
 
 Records go to ``<tmp>/records`` (JSONL + PNG / JPEG) and are exported to parquet repos with their cards
 (:mod:`~bspatial.construction.export`). Everything is built in a temporary sibling of ``out`` and
 renamed into place at the end (:func:`bspatial.common.files.publish_folder`), so a failed build leaves
 nothing behind and a killed one leaves only its staging folder, which the next build of ``out`` removes.
-Workers die with the build (:func:`bspatial.common.processes.worker_pool`). Same preset and seed ->
-identical parquet bytes.
+Local workers die with the build (:func:`bspatial.common.processes.worker_pool`), Ray actors with their
+driver. Same preset and seed -> identical parquet bytes.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
 from bspatial.catalog.tasks import NAVIGATION_TASKS
 from bspatial.common.files import publish_folder, remove_stale_staging, require_folder_path, staging_folder
 from bspatial.common.locks import run_folder_lock
-from bspatial.common.processes import worker_pool
+from bspatial.common.executors import check_ray_address, import_ray, open_executor
 from bspatial.construction.export import build_fingerprint, export_repos, quality_report
 from bspatial.construction.presets import Preset, PresetShortfall, get_preset
 from bspatial.construction.task_records import build_task_records
@@ -36,11 +41,12 @@ logger = logging.getLogger(__name__)
 
 
 def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bool = False,
-          workers: int = 1) -> dict[str, Path]:
+          workers: int | None = None, ray: str | None = None) -> dict[str, Path]:
     """Build the preset into ``out/vqa`` and ``out/ir``; returns ``{suite: repo dir}``.
 
-    ``workers`` processes (one simulator each) share the independent jobs (one per task, general VQA,
-    navigation VQA); the output is byte-identical for any number of workers.
+    ``workers`` processes (one simulator each; None or 1: this process) share the independent jobs (one per task,
+    general VQA, navigation VQA); with ``ray`` ("auto" or a cluster address) they are ``workers`` Ray actors
+    (default: one per cluster CPU). The output is byte-identical for any number of workers, local or on Ray.
 
     Raises:
         PresetShortfall: too few valid frames for a category (nothing is written).
@@ -48,8 +54,10 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
         NotAFolderError: ``out`` is, or lies under, a file (a ``ValueError``).
         ValueError: unknown preset, or ``workers`` < 1.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    if check_ray_address(ray) is not None:
+        import_ray()   # without Ray, refused before any folder is touched
     preset = get_preset(preset)
     out = require_folder_path(Path(out).resolve())
     with run_folder_lock(out.parent, f"build --preset {preset.name}", name=f".{out.name}.lock"):
@@ -59,7 +67,7 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
         tmp = staging_folder(out)
         try:
             records = tmp / "records"
-            counts = _write_records(preset, seed, records, workers)
+            counts = _write_records(preset, seed, records, workers, ray)
             quality = quality_report(records)
             fingerprint = build_fingerprint(preset, seed)
             stage = tmp / "out"
@@ -81,6 +89,11 @@ def _job_names(preset: Preset) -> list[str]:
 def _run_job(args: tuple) -> tuple[str, dict]:
     """Run one job into its own part files ``parts/<job>.{vqa,ir}.jsonl``; returns (job, counts)."""
     preset, seed, root, job = args
+    if not root.is_dir():
+        import socket
+
+        raise FileNotFoundError(f"build job {job!r} on {socket.gethostname()} cannot see the build's staging folder "
+                                f"{root}: with --ray on several machines, put --out on a filesystem every node mounts")
     sim = process_backend(max_render_size=CONSTRUCTION_FRAME_SIZE)   # one per worker, reused by its jobs
     stem = root / "parts" / job.replace(":", "-")
     counts: dict = {"vqa": {}, "ir": {}}
@@ -95,9 +108,9 @@ def _run_job(args: tuple) -> tuple[str, dict]:
     return job, counts
 
 
-def _write_records(preset: Preset, seed: int, root: Path, workers: int = 1) -> dict:
-    """Run the jobs (in ``workers`` spawned processes, one simulator each, or in this process) and merge
-    their part files in :func:`_job_names` order, so the records do not depend on ``workers``."""
+def _write_records(preset: Preset, seed: int, root: Path, workers: int | None = None, ray: str | None = None) -> dict:
+    """Run the jobs (on the executor of ``workers`` / ``ray``, one simulator per worker) and merge their part
+    files in :func:`_job_names` order, so the records do not depend on where the jobs ran."""
     from tqdm.auto import tqdm
 
     (root / "images").mkdir(parents=True)
@@ -106,17 +119,14 @@ def _write_records(preset: Preset, seed: int, root: Path, workers: int = 1) -> d
     results: dict[str, dict] = {}
     bar = tqdm(total=len(jobs), desc=f"build {preset.name}", disable=None)
     try:
-        if workers <= 1:
-            for job in jobs:
-                results[job] = _run_job((preset, seed, root, job))[1]
-                bar.update()
-        else:
+        with open_executor(workers, ray) as executor:
             # Longest jobs first (general VQA, then the tasks), so the workers finish together.
-            order = sorted(jobs, key=lambda j: (j != "general", j == "navigation"))
-            with worker_pool(workers) as pool:   # spawned (no GL context crosses a fork), die with us
-                for job, job_counts in pool.map(_run_job, [(preset, seed, root, j) for j in order]):
-                    results[job] = job_counts
-                    bar.update()
+            order = jobs if executor.workers == 1 else sorted(jobs, key=lambda j: (j != "general", j == "navigation"))
+            for job in order:
+                executor.submit(job, _run_job, (preset, seed, root, job))
+            for job, (_, job_counts) in executor.completed():
+                results[job] = job_counts
+                bar.update()
     finally:
         bar.close()
         close_process_backends()

@@ -16,8 +16,12 @@ def build_command(
     seed: int = typer.Option(0, "--seed", help="Build seed: the same seed gives identical parquet bytes."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a non-empty --out (the old one stays until "
                                    "the new one is complete)."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Processes (one simulator each); the output does not "
-                                "depend on it. Use the number of cores for the paper preset."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Processes (one simulator each, default 1); "
+                                          "the output does not depend on it. Use the number of cores for the paper "
+                                          "preset. With --ray: Ray actors (default: one per cluster CPU)."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run the jobs on Ray actors: 'auto' (join the cluster Ray "
+                                      "finds, else start a local one) or a cluster address host:port (then --out on a "
+                                      "filesystem every node mounts). Needs pip install 'behavior-spatial[ray]'."),
 ) -> None:
     """Build the benchmark's VQA and IR suites as Hub-shaped parquet repos."""
     import logging
@@ -28,7 +32,7 @@ def build_command(
 
     start = time.perf_counter()
     try:
-        repos = build(preset, out, seed, overwrite=overwrite, workers=workers)
+        repos = build(preset, out, seed, overwrite=overwrite, workers=workers, ray=ray)
     except (PresetShortfall, ValueError, FileExistsError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None
