@@ -8,7 +8,8 @@ standard library (the child runs it by path, without the rest of bspatial).
 
 * Landlock (kernel 5.13+; ABI 4 adds TCP, ABI 6 signal scoping): reading and executing only below the
   given read-only folders (the Python installation and its site-packages, system libraries), writing only
-  below the work folder; no TCP bind or connect; no signals to processes outside the sandbox (the host).
+  below the work folder; where the kernel has them, no TCP bind or connect and no signals to processes
+  outside the sandbox (the host).
 * seccomp (libseccomp through ``ctypes``): ``execve``, ``fork`` / ``vfork`` / a ``clone`` that is not a
   thread, sockets, ``ptrace``, namespaces, mounts, ``bpf``, ``io_uring`` and signals to other processes
   fail with EPERM (``clone3`` with ENOSYS, so the C library falls back to ``clone``, whose flags can be read).
@@ -103,8 +104,11 @@ def _libseccomp() -> ctypes.CDLL | None:
 
 
 def available() -> dict[str, bool]:
-    """Which confinements this machine offers: ``landlock`` (ABI >= 4: files and TCP) and ``seccomp``."""
-    return {"landlock": landlock_abi() >= 4, "seccomp": _libseccomp() is not None}
+    """Which confinements this machine offers: ``landlock`` (any ABI: files) and ``seccomp``.
+
+    Landlock's TCP rules (ABI 4) and signal scoping (ABI 6) are applied where the kernel has them; seccomp
+    alone already refuses every socket and every signal to another process."""
+    return {"landlock": landlock_abi() >= 1, "seccomp": _libseccomp() is not None}
 
 
 def _no_new_privs(libc: ctypes.CDLL) -> None:
@@ -121,12 +125,14 @@ def apply_landlock(read_paths: list[str], write_paths: list[str]) -> int:
         ConfinementError: Landlock is missing (ABI < 4) or a step failed.
     """
     abi = landlock_abi()
-    if abi < 4:
-        raise ConfinementError(f"Landlock ABI >= 4 is needed (files and TCP), this kernel has {abi}")
-    handled_fs = FS_ABI1_ALL | FS_REFER | FS_TRUNCATE | (FS_IOCTL_DEV if abi >= 5 else 0)
-    attr = _RulesetAttr(handled_fs, NET_BIND_TCP | NET_CONNECT_TCP,
+    if abi < 1:
+        raise ConfinementError("Landlock is not available in this kernel (Linux >= 5.13 with landlock in the LSM list)")
+    # Each ABI handles more rights; an older kernel rejects a ruleset naming rights (or fields) it lacks.
+    handled_fs = (FS_ABI1_ALL | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0)
+                  | (FS_IOCTL_DEV if abi >= 5 else 0))
+    attr = _RulesetAttr(handled_fs, NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
                         SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
-    size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 16
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
     libc = _libc()
     ruleset = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:

@@ -130,7 +130,7 @@ def check_confinement(require: bool) -> dict[str, bool]:
     have = confine.available()
     if require and not all(have.values()):
         missing = [name for name, ok in have.items() if not ok]
-        raise RuntimeError(f"the agent sandbox needs {' and '.join(missing)} on this machine (Linux >= 6.7 with "
+        raise RuntimeError(f"the agent sandbox needs {' and '.join(missing)} on this machine (Linux >= 5.13 with "
                            f"Landlock enabled, libseccomp2 installed); pass require_confinement=False to run with "
                            f"resource limits and the import guard only")
     return have
