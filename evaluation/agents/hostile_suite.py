@@ -42,8 +42,12 @@ class HostileProgram:
 
 def hostile_programs() -> list[HostileProgram]:
     """Every hostile program, by name."""
+    paths = sorted(HOSTILE_DIR.glob("*.py"))
+    if not paths:
+        raise FileNotFoundError(f"no hostile programs in {HOSTILE_DIR} (an install without the package data "
+                                f"'bspatial.evaluation.agents = hostile/*.py'?)")
     out = []
-    for path in sorted(HOSTILE_DIR.glob("*.py")):
+    for path in paths:
         source = path.read_text(encoding="utf-8")
         expect = EXPECT.search(source)
         if expect is None:
