@@ -7,7 +7,12 @@ Table S11, Figure S9).
 * :mod:`.bootstrap` - percentile intervals of Spearman's rho over tasks and over items / episodes;
 * :mod:`.correlate` - every perception measure against every policy: rho and both intervals;
 * :mod:`.report` - the Table 3 layout (and the Table S11 pairing) as Markdown and CSV;
-* :mod:`.cli` - the ``bspatial analyze correlate`` command function.
+* :mod:`.cli` - the ``bspatial analyze correlate`` command function;
+* :mod:`.plots` - the report's figures (Figure S9 scatters, per-task rate bars with Wilson intervals,
+  failure-mode stacks, Figure S6-style navigation maps) as PNG and SVG;
+* :mod:`.leaderboard` - the HTML leaderboard's tables: our runs' rows beside the paper's reference rows;
+* :mod:`.html` - the static page (inline CSS, a vanilla-JS sort; works from ``file://``);
+* :mod:`.site` - ``bspatial report --html``: the site folder, built in a staging folder and published whole.
 
 Importing this package imports nothing heavy.
 """

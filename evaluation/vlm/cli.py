@@ -82,8 +82,9 @@ def report(
                                            "the site folder (index.html, figures/, logs/).")] = Path("reports"),
     paper: Annotated[bool, typer.Option(help="Append the paper's published rows as reference.")] = False,
     html: Annotated[bool, typer.Option("--html", help="Write a static HTML leaderboard instead (Tables 1-5, S6, "
-                                                      "S9-S11 beside the paper's rows, figures, run fingerprints and "
-                                                      "logs); opens from the file system, no server.")] = False,
+                                                      "S9-S11 beside the paper's rows, always included, figures, run "
+                                                      "fingerprints and logs); opens from the file system, no "
+                                                      "server.")] = False,
 ) -> None:
     """Write Table 1 and Table 2 layouts (plus per-task / per-subtype breakdowns) as Markdown and CSV, or with
     --html a static leaderboard site of eval-vlm and rollout runs."""
