@@ -7,5 +7,7 @@
 * :mod:`~bspatial.evaluation.agents.sandbox`: runs ``run(api)`` in a confined child process, the API
   reached over a pipe (:mod:`~bspatial.evaluation.agents.child` is the child's side,
   :mod:`~bspatial.evaluation.agents.confine` its kernel confinement).
-* ``hostile/``: programs that attack the sandbox (the README's reliability table).
+* :mod:`~bspatial.evaluation.agents.episode`: one scored episode of a program (sandbox, then hold still).
+* :mod:`~bspatial.evaluation.agents.hostile_suite`: the programs of ``hostile/`` that attack the sandbox,
+  each with the outcome it must get (the README's reliability table, ``benchmarks/agent_sandbox.py``).
 """
