@@ -43,8 +43,11 @@ _SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "bspatial"}
 # svg.fonttype "none" keeps labels as <text> (searchable, selectable, readable by tests); the hash
 # salt makes element ids repeatable, so one report rebuilt gives byte-equal SVG files.
 _COLUMNS_MAX = 3   # scatter panels per row
-_FAILURE_COLOURS = {"success": "#4c9f38", "no_action": "#9e9e9e", "wrong_object": "#d1495b",
-                    "wrong_relation": "#edae49", "execution_failure": "#00798c"}
+_FAILURE_COLOURS = {"success": "#4c9f38", "no_action": "#9e9e9e", "acted_unnecessarily": "#6a4c93",
+                    "wrong_object": "#d1495b", "wrong_instance": "#f08080", "wrong_relation": "#edae49",
+                    "missed_target": "#00798c", "grasp_failure": "#30638e", "transport_failure": "#8fb8de",
+                    "navigation_failure": "#5c4033"}
+"""One colour per label of :data:`bspatial.scoring.failure_modes.FAILURE_MODES` (a test checks they match)."""
 _OTHER_COLOUR = "#6a4c93"
 
 

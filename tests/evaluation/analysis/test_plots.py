@@ -114,3 +114,11 @@ def test_saved_svg_is_byte_stable(tmp_path):
     first = plots.save_figure(plots.scatter_figure(series, "x", "y", "t"), tmp_path / "one")
     second = plots.save_figure(plots.scatter_figure(series, "x", "y", "t"), tmp_path / "two")
     assert first["svg"].read_bytes() == second["svg"].read_bytes()
+
+
+def test_every_failure_label_has_its_own_colour():
+    from bspatial.evaluation.analysis import plots
+    from bspatial.scoring.failure_modes import FAILURE_MODES
+
+    assert set(plots._FAILURE_COLOURS) == set(FAILURE_MODES)
+    assert len(set(plots._FAILURE_COLOURS.values())) == len(FAILURE_MODES)
