@@ -67,6 +67,8 @@ class SandboxLimits:
         file_bytes: largest file the child may write (RLIMIT_FSIZE), its stdout / stderr included.
         disk_bytes: the temp folder's total size.
         open_files: file descriptors (RLIMIT_NOFILE).
+        call_idle_s: wall seconds without any API call before the program is stopped (None: no such limit;
+            development screening uses 20 s, Appendix 16.5).
     """
 
     inactivity_s: float = INACTIVITY_S
@@ -76,10 +78,13 @@ class SandboxLimits:
     file_bytes: int = 64 << 20
     disk_bytes: int = 256 << 20
     open_files: int = 256
+    call_idle_s: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("inactivity_s", "wall_s", "cpu_s"):
+        for name in ("inactivity_s", "wall_s", "cpu_s", "call_idle_s"):
             value = getattr(self, name)
+            if value is None and name == "call_idle_s":
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
         for name in ("memory_bytes", "file_bytes", "disk_bytes", "open_files"):
@@ -270,9 +275,12 @@ class _Host:
     def _deadline(self) -> tuple[float, str]:
         inactivity = self.last_command + self.limits.inactivity_s
         wall = self.started + self.limits.wall_s
-        if inactivity <= wall:
-            return inactivity, f"no robot command for {self.limits.inactivity_s:g} s (wall time)"
-        return wall, f"the wall-clock limit of {self.limits.wall_s:g} s was reached"
+        limits = [(inactivity, f"no robot command for {self.limits.inactivity_s:g} s (wall time)"),
+                  (wall, f"the wall-clock limit of {self.limits.wall_s:g} s was reached")]
+        if self.limits.call_idle_s is not None:
+            limits.append((self.last_call + self.limits.call_idle_s,
+                           f"no API call for {self.limits.call_idle_s:g} s (wall time)"))
+        return min(limits, key=lambda limit: limit[0])
 
     def _check_disk(self) -> None:
         self.disk_checked = time.monotonic()
@@ -328,6 +336,7 @@ class _Host:
     def _reply(self, value: dict) -> None:
         import pickle
 
+        self.last_call = time.monotonic()   # the program's idle time starts when its call is answered
         body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(child_module.HEADER.pack(len(body)) + body)
         while view:

@@ -166,25 +166,29 @@ class OpenAIBackend:
         return entries.get(self.model, {})
 
     def _complete(self, request: Request) -> Response:
-        body = self._body(request)
+        return self.chat(self._body(request), request.id)
+
+    def chat(self, body: dict[str, Any], request_id: str) -> Response:
+        """POST one chat-completions ``body`` as it is (other message shapes than ``generate``'s: the
+        code-as-policy writers' system prompt and history), with the same retries and errors."""
         attempts: list[str] = []
         start = time.perf_counter()
         for attempt in range(self.max_retries + 1):
             try:
                 reply = self._call("POST", "/chat/completions", body)
-                return Response(text=_content(reply, request.id), latency_s=time.perf_counter() - start)
+                return Response(text=_content(reply, request_id), latency_s=time.perf_counter() - start)
             except _Retryable as error:
                 attempts.append(str(error))
                 if attempt == self.max_retries:
                     break
                 wait = self._backoff(attempt, error.wait_s)
-                logger.warning("openai: item %s attempt %d failed (%s); retrying in %.2f s", request.id, attempt + 1, error, wait)
+                logger.warning("openai: item %s attempt %d failed (%s); retrying in %.2f s", request_id, attempt + 1, error, wait)
                 time.sleep(wait)
             except urllib.error.HTTPError as error:  # not retryable (4xx other than 429)
                 attempts.append(f"HTTP {error.code}: {_error_text(error)}")
                 break
-        logger.error("openai: item %s failed: %s", request.id, "; ".join(attempts))
-        raise RequestFailedError(request.id, attempts)
+        logger.error("openai: item %s failed: %s", request_id, "; ".join(attempts))
+        raise RequestFailedError(request_id, attempts)
 
     def _call(self, method: str, route: str, body: dict[str, Any] | None) -> dict[str, Any]:
         """One HTTP exchange; retryable failures become :class:`_Retryable` for ``_complete``."""
