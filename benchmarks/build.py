@@ -6,7 +6,12 @@ paper replayed OmniGibson on an RTX GPU). The build runs in this process, exactl
 and config, read back from the parquet files) and reports rates over the wall time. Peak memory is
 the process's maximum resident set size (``resource.getrusage``), children included.
 
-Run: ``.venv/bin/python benchmarks/build.py --preset paper`` (``--preset mini`` for a quick check).
+``--compare`` (issue 20) builds the preset three times side by side instead: in 1 process, in 2 local worker
+processes and on Ray with 2 actors (a local 2-CPU cluster, its start-up timed apart), checks the three outputs are
+the same bytes, and reports images per second and the ratios to 1 process.
+
+Run: ``.venv/bin/python benchmarks/build.py --preset paper`` (``--preset mini`` for a quick check;
+``--preset tiny --compare`` for the engines side by side in about a minute).
 """
 
 from __future__ import annotations
@@ -53,8 +58,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="build folder (default: a temporary one)")
     parser.add_argument("--workers", type=int, default=2, help="build processes (the target is for the 2 cores)")
+    parser.add_argument("--compare", action="store_true",
+                        help="1 process vs 2 local processes vs Ray with 2 actors, side by side")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.compare:
+        return compare_engines(args.preset, args.seed)
     from bspatial.construction.build import build
 
     with tempfile.TemporaryDirectory(prefix="bspatial-build-bench-") as tmp:
@@ -67,7 +76,7 @@ def main() -> None:
     # so the totals count each suite's largest config family once.
     questions = sum(rows for config, (rows, _) in counts.get("vqa", {}).items())
     ir = counts.get("ir", {}).get("all", (0, 0))[0]
-    images = sum(images for config, (_, images) in counts.get("vqa", {}).items()) + counts.get("ir", {}).get("all", (0, 0))[1]
+    images = _images(counts)
     for suite, configs in counts.items():
         for config, (rows, imgs) in configs.items():
             logger.info("  %-4s %-28s %6d rows %7d images", suite, config, rows, imgs)
@@ -76,6 +85,47 @@ def main() -> None:
                 "%.2f IR queries/s | peak RSS %.0f MB", args.preset, wall / 60, TARGET_MINUTES,
                 "met" if wall / 60 < TARGET_MINUTES else "MISSED", images / wall, questions / wall, ir / wall,
                 _peak_rss_mb())
+
+
+ENGINES = (("1 process", {"workers": 1}), ("2 local processes", {"workers": 2}),
+           ("Ray, 2 actors", {"workers": 2, "ray": "auto"}))
+
+
+def _images(counts: dict[str, dict[str, tuple[int, int]]]) -> int:
+    # As main(): each suite's images counted once (the VQA configs are disjoint; IR's "all" holds every query).
+    return sum(images for _, images in counts.get("vqa", {}).values()) + counts.get("ir", {}).get("all", (0, 0))[1]
+
+
+def compare_engines(preset: str, seed: int) -> None:
+    """Build ``preset`` on each of :data:`ENGINES` in turn; log images/s and the ratio to 1 process."""
+    import os
+
+    import ray
+
+    from bspatial.construction.build import build
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    start = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    logger.info("Ray local cluster start-up (2 CPUs): %.1f s (paid once per run, not in the rates below)",
+                time.perf_counter() - start)
+    rates, outputs = {}, {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="bspatial-build-engines-") as tmp:
+            for name, engine in ENGINES:
+                out = Path(tmp) / name.replace(" ", "-").replace(",", "")
+                start = time.perf_counter()
+                build(preset, out, seed=seed, **engine)
+                wall = time.perf_counter() - start
+                rates[name] = (_images(count_written(out)) / wall, wall)
+                outputs[name] = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    finally:
+        ray.shutdown()
+    same = all(files == outputs["1 process"] for files in outputs.values())
+    for name, _ in ENGINES:
+        logger.info("build %s, %-18s %7.2f images/s (%.1f s wall) %.2fx", preset, name, rates[name][0], rates[name][1],
+                    rates[name][0] / rates["1 process"][0])
+    logger.info("outputs byte-identical across the three: %s", same)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,11 @@
 3. Navigation: scripted navigation-expert episodes per hour (full budget, stopped on arrival).
 4. Oracle IR cost per policy observation: one dot IR image (project the instructed box through the
    head camera, draw the dot) vs one 224 x 224 head render, in milliseconds, side by side.
+5. Scale-out (issue 20, ``--only scale-out`` runs just this): scripted-expert episodes per hour, full budgets,
+   in 1 process vs 2 local worker processes vs Ray with 2 actors (a local 2-CPU cluster, its start-up timed
+   apart), on the same plan side by side; and the time the whole Action protocol (469 held-out + 700
+   prompt-probe + 401 navigation episodes) takes the scripted expert on 2 cores, projected from each split's
+   measured rate on the fastest of the three (``--protocol`` runs it instead: hours).
 
 Episode planning (the split manifests sample instances) happens before the clocks start.
 
@@ -43,9 +48,15 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=2, help="episodes per task and setting")
     parser.add_argument("--max-steps", type=int, default=120, help="cap on each episode's step budget")
     parser.add_argument("--latency", type=int, default=3, help="simulated inference latency (steps) for async")
+    parser.add_argument("--only", choices=["scale-out"], default=None, help="run one section only")
+    parser.add_argument("--protocol", action="store_true",
+                        help="scale-out: run the whole Action protocol instead of projecting its time")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logger.setLevel(logging.INFO)
+    if args.only == "scale-out":
+        _scale_out(args)
+        return
 
     from bspatial.construction.demos import record_demos
     from bspatial.evaluation.rollout.plan import plan_episodes
@@ -84,6 +95,70 @@ def main() -> None:
     ir_ms, render_ms = _oracle_ir_cost()
     logger.info("oracle dot IR %.2f ms per observation vs head render %.2f ms (IR/render %.2fx)", ir_ms, render_ms,
                 ir_ms / render_ms)
+    _scale_out(args)
+
+
+SCALE_OUT_SPLITS = ("held_out", "prompt_probe", "navigation")
+"""The Action protocol (Section 4.3, Table S11): 469 + 700 + 401 episodes."""
+SCALE_OUT_ENGINES = (("1 process", {"workers": 1}), ("2 local processes", {"workers": 2}),
+                     ("Ray, 2 actors", {"workers": 2, "ray": "auto"}))
+
+
+def _scale_out(args) -> None:
+    """Section 5: scripted episodes per hour on each engine, side by side, then the whole protocol's time."""
+    import os
+
+    import ray
+
+    from bspatial.evaluation.rollout.plan import plan_episodes, resolve_tasks
+    from bspatial.evaluation.rollout.runner import run_rollouts
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # Sample: the first --episodes entries of every task of each split (all of the protocol's tasks, full budgets).
+    plans = {split: resolve_tasks(split, None) for split in SCALE_OUT_SPLITS}
+    for split, tasks in plans.items():
+        plan_episodes(split, tasks, args.episodes)   # cached: the clocks below exclude planning
+    start = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    logger.info("Ray local cluster start-up (2 CPUs): %.1f s (paid once per run, not in the rates below)",
+                time.perf_counter() - start)
+    rates: dict[str, dict[str, float]] = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="bspatial-scale-out-bench-") as scratch:
+            for split, tasks in plans.items():
+                for name, engine in SCALE_OUT_ENGINES:
+                    rates.setdefault(name, {})[split] = _episodes_per_hour(lambda: run_rollouts(
+                        "scripted", split, tasks, Path(scratch) / f"{split}-{name}", n_episodes=args.episodes,
+                        **engine))[0]
+            ones = rates["1 process"]
+            for name, _ in SCALE_OUT_ENGINES:
+                logger.info("scale-out %-18s %s", name, " | ".join(
+                    f"{split} {rates[name][split]:6.0f} episodes/h ({rates[name][split] / ones[split]:.2f}x)"
+                    for split in SCALE_OUT_SPLITS))
+            _protocol_time(args, rates, Path(scratch))
+    finally:
+        ray.shutdown()
+
+
+def _protocol_time(args, rates: dict[str, dict[str, float]], scratch: Path) -> None:
+    from bspatial.evaluation.rollout.plan import plan_episodes
+    from bspatial.evaluation.rollout.runner import run_rollouts
+
+    counts = {split: len(plan_episodes(split)) for split in SCALE_OUT_SPLITS}
+    def hours(name: str) -> float:
+        return sum(counts[split] / rates[name][split] for split in SCALE_OUT_SPLITS)
+
+    best = min(rates, key=hours)
+    if not args.protocol:
+        logger.info("whole Action protocol (%s episodes), scripted expert, %s on 2 cores: %.2f h projected from the "
+                    "rates above", " + ".join(str(counts[s]) for s in SCALE_OUT_SPLITS), best, hours(best))
+        return
+    engine = dict(SCALE_OUT_ENGINES)[best]
+    start = time.perf_counter()
+    for split in SCALE_OUT_SPLITS:
+        run_rollouts("scripted", split, None, scratch / f"protocol-{split}", progress=True, **engine)
+    logger.info("whole Action protocol (%d episodes), scripted expert, %s on 2 cores: %.2f h measured",
+                sum(counts.values()), best, (time.perf_counter() - start) / 3600)
 
 
 def _oracle_ir_cost() -> tuple[float, float]:
