@@ -65,6 +65,7 @@ def hub_install(
 def _register_subsystem_commands() -> None:
     # The command functions live with their subsystems; their modules keep heavy imports inside
     # the functions, so registering them here costs nothing at `--help` time.
+    from bspatial.evaluation.agents.cli import agents_app
     from bspatial.evaluation.analysis.cli import correlate
     from bspatial.evaluation.analysis.model_card import model_card_command
     from bspatial.evaluation.vlm.cli import eval_vlm, report
@@ -84,6 +85,7 @@ def _register_subsystem_commands() -> None:
     app.command("report")(report)
     app.command("model-card")(model_card_command)
     analyze_app.command("correlate")(correlate)
+    app.add_typer(agents_app, name="agents")
     sim_app.command("tasks")(sim_tasks)
     sim_app.command("view")(sim_view)
     sim_app.command("calibrate-budgets")(sim_calibrate_budgets)
