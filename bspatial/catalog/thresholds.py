@@ -17,6 +17,13 @@ ORDINAL_GAP_M = 0.08
 robot-right axis (and their footprints do not overlap along it), so left-to-right order is unambiguous."""
 DIRECTION_DOMINANCE = 1.5
 """Implementation choice: a direction is named only when its axis offset is >= 1.5x the next largest."""
+DIRECTION_DISTRACTOR_RATIO = 0.268
+"""Implementation choice (issue 16; the paper gives margins for distance and size only): a direction is
+offered as a distractor only when the offset towards it, along its own axis, is at most 0.268 = tan(15 deg)
+of the answer's offset, i.e. the offset lies within 15 degrees of the answer's axis in the plane of the two
+axes: the same 15-degree axis margin the multi-frame and navigation quadrant questions use. (Measured on the
+paper build before this rule: 22.7% of object-to-object direction items offered a distractor whose offset was
+over half the answer's, "two options both true".)"""
 
 # ----------------------------------------------------------------------------- IR scoring (Appendix 14)
 

@@ -36,6 +36,7 @@ def builder_module(suite: str):
 
 def quality_report(records: Path) -> str:
     """The data-quality report of the VQA records (issue 4 item 7), logged and returned as Markdown."""
+    from bspatial.construction.audit import audit, check
     from bspatial.construction.quality import quality_report
 
     with open(records / "vqa.jsonl", encoding="utf-8") as handle:
@@ -47,7 +48,14 @@ def quality_report(records: Path) -> str:
     log("data-quality report (%s):\n%s", "pass" if report.ok else "FAIL: the templates may leak answers", markdown)
     parts = report.parts_markdown()
     logger.info("blind baseline by task or subtype (informational):\n%s", parts)
-    return f"{markdown}\n\nBlind baseline by task or subtype (informational; the checks are per category):\n\n{parts}"
+    answerability = audit(rows, config_of=lambda row: config_of_setting[row["setting"]])
+    (logger.info if answerability.ok else logger.error)("answerability audit (%s):\n%s",
+                                                        "pass" if answerability.ok else "FAIL",
+                                                        answerability.to_markdown())
+    check(answerability)   # a rule broken by more than 1% of a config's items fails the build (issue 16)
+    return (f"{markdown}\n\nBlind baseline by task or subtype (informational; the checks are per category):\n\n{parts}"
+            f"\n\nAnswerability audit (rules recomputed from the metadata with the audit's own geometry; the build "
+            f"fails above 1% per config and rule):\n\n{answerability.to_markdown()}")
 
 
 def export_repos(records: Path, stage: Path, cache: Path, counts: dict, preset: Preset, seed: int, fingerprint: str,

@@ -25,7 +25,13 @@ on every side of the robot's arms.
 Multi-frame questions are about rooms, "measuring from room centers" (Table S1): direction of one
 room from another in the egocentric frame of the last frame (front-left / front-right / back-left /
 back-right), which room is closest to the robot, which room is largest. A room counts as observed
-when its floor covers at least :data:`MIN_ROOM_PIXELS` over the four frames.
+(and may be named or offered) when its floor covers at least :data:`MIN_ROOM_PIXELS` over the four frames,
+and a sample whose last frame is mostly wall (:data:`MAX_LAST_FRAME_WALL_SHARE`) gives no questions.
+
+Single-frame size questions come from their own same-category views (:mod:`~bspatial.construction.size_views`:
+four marked objects of one category on the work surface), the Appendix 11.1 rule that size compares objects
+of the same category; direction distractors are false by the direction margin
+(:func:`bspatial.world.relations.false_directions`).
 """
 
 from __future__ import annotations
@@ -50,9 +56,14 @@ from bspatial.world.spec import CameraSpec, RobotSpawn
 
 CAP_SCALE = 1.5
 """Sublinear per-frame cap ceil(1.5 sqrt(n)) (Appendix 11 names a sublinear cap but no constant)."""
-MIN_ROOM_PIXELS = 3000
-"""A room is observed when its floor covers >= 3000 px over the four 720x720 rotation frames (implementation
-choice: about a 55 x 55 px patch, a clearly visible stretch of floor)."""
+MIN_ROOM_PIXELS = 5000
+"""A room is observed (and may be named or offered) when its floor covers >= 5000 px over the four 720x720
+frames (implementation choice: about a 70 x 70 px patch, a clearly visible stretch of floor; issue 16 found
+20.6% of items offering a room under 5,000 px with the earlier 3,000)."""
+MAX_LAST_FRAME_WALL_SHARE = 0.7
+"""A multi-frame sample is used only when walls cover at most 70% of its last frame (the frame the
+questions' egocentric directions refer to): above that the frame is a blank wall (issue 16; measured: rotation
+frames 0.3-0.6, navigation walks that end facing a room's far wall up to 0.77)."""
 DIAGONAL_MIN_ANGLE_DEG = 15.0
 """Multi-frame direction: the room offset must be >= 15 degrees away from the robot's axes, so exactly one
 diagonal quadrant applies (implementation choice)."""
@@ -67,10 +78,10 @@ SETS_PER_REFERENCE = 2
 """Distance questions per object reference (with different answers): more from one frame would repeat it.
 The camera and the arms, one each per frame, ask about every object that can be the answer."""
 TRIPLES_PER_ANSWER = 4
-SIZE_TRIPLES_PER_ANSWER = 12
-"""Single-frame distance and size candidates: distractor triples drawn per answer (at most one is kept).
-Size sets need the most choice: sizes follow categories, and only sets of similar-sized objects leave
-the answer to the image."""
+"""Single-frame distance candidates: distractor triples drawn per answer (at most one is kept)."""
+SIZE_VIEWS = 2
+"""Same-category size views per apartment (:mod:`~bspatial.construction.size_views`), one size question
+each: the paper preset's 147 apartments give up to 294 candidates for its 139 size questions."""
 N_DISTRACTORS = 3
 ARMS = ("left", "right")
 DIRECTIONS_4 = ("front-left", "front-right", "back-left", "back-right")
@@ -233,17 +244,21 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
         out.append(Candidate(SINGLE, q, balance, frame_id, meta))
 
     # Direction, object-relative: "From the viewpoint of {frame_idx}, where is {objA} relative to {objB}?"
+    # Distractors are the directions false by the distractor margin (relations.false_directions): the
+    # dominance rule alone let a second axis reach 2/3 of the answer's offset ("two options both true").
     for a, b in itertools.permutations(visible, 2):
         answer = relations.camera_direction(objects[a].center, objects[b].center, T)
         if answer is not None:
             q = f"From the viewpoint of the image, where is the {label[a]} relative to the {label[b]}?"
-            add(four_options("direction", "object_relative", q, answer, relations.DIRECTIONS, rng), answer, object=a, reference=b)
+            wrong = relations.false_directions(relations.camera_offsets(objects[a].center, objects[b].center, T), answer)
+            add(four_options("direction", "object_relative", q, answer, wrong, rng), answer, object=a, reference=b)
     # Direction, robot-arm-relative: the arm's end-effector as the reference, camera perspective.
     for a, arm in itertools.product(visible, arms):
         answer = relations.camera_direction(objects[a].center, arms[arm], T)
         if answer is not None:
             q = f"From the viewpoint of the image, where is the {label[a]} relative to the robot's {arm} arm?"
-            add(four_options("direction", "robot_arm_relative", q, answer, relations.DIRECTIONS, rng), answer, object=a, arm=arm)
+            wrong = relations.false_directions(relations.camera_offsets(objects[a].center, arms[arm], T), answer)
+            add(four_options("direction", "robot_arm_relative", q, answer, wrong, rng), answer, object=a, arm=arm)
     # Locate: the storage cell / layer containing the object's centre.
     storage = record.objects[ascene.storage.name]
     if storage.visible():
@@ -270,15 +285,38 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
             add(four_options("distance", subtype, q, label[answer], [label[n] for n in names if n != answer], rng),
                 objects[answer].category, option_objects={label[n]: n for n in names},
                 values={n: values[n] for n in names}, point=list(np.asarray(point, float)), **meta)
-    # Size: the longest dimension of the oriented box.
-    sizes = {n: relations.longest_dimension(objects[n].extents) for n in visible}
-    q = "Measuring from the length of the longest dimension (length, width, or height), which object is the longest?"
-    for answer, names in _decisive_sets(sizes, "largest", SIZE_MARGIN,
-                                        [n for n in visible if objects[n].visible(answer=True)], rng,
-                                        len(visible), SIZE_TRIPLES_PER_ANSWER):
-        add(four_options("size", "object_relative", q, label[answer], [label[n] for n in names if n != answer], rng),
-            objects[answer].category, option_objects={label[n]: n for n in names}, values={n: sizes[n] for n in names})
+    # Size questions come from the same-category size views (size_candidates), never from these frames:
+    # one object per category here, and comparing a pillow with a mug is answered from typical sizes alone.
     return out
+
+
+SIZE_QUESTION = "Measuring from the length of the longest dimension (length, width, or height), which object is the longest?"
+"""Table S1's single-frame size template."""
+
+
+def size_candidates(record: FrameRecord, names: tuple[str, ...], frame_id: str,
+                    rng: np.random.Generator) -> list[Candidate]:
+    """The size question of a same-category size view (:mod:`~bspatial.construction.size_views`): its four
+    objects as numbered marks ("mug 1".."mug 4", numbers in seeded order); none when an option is not
+    visible (the answer by the stricter threshold) or the longest does not clear the size margin."""
+    objects = {n: record.objects[n] for n in names}
+    sizes = {n: relations.longest_dimension(objects[n].extents) for n in names}
+    answer, margin = relations.pick_by_rank(sizes, "largest")
+    if margin < SIZE_MARGIN or not all(objects[n].visible(answer=(n == answer)) for n in names):
+        return []
+    noun = display(objects[answer].category)
+    numbers = rng.permutation(len(names)) + 1
+    label = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
+    marks = [[str(k), list(_mask_centroid(record, n))] for n, k in zip(names, numbers)]
+    question = four_options("size", "object_relative", SIZE_QUESTION, label[answer],
+                            [label[n] for n in names if n != answer], rng)
+    return [Candidate(SINGLE, question, label[answer], frame_id,
+                      {"option_objects": {label[n]: n for n in names}, "values": sizes, "marks": marks})]
+
+
+def _mask_centroid(record: FrameRecord, name: str) -> tuple[float, float]:
+    rows, cols = np.nonzero(record.mask(name))
+    return float(cols.mean() + 0.5), float(rows.mean() + 0.5)
 
 
 def _in_image(record: FrameRecord, point) -> bool:
@@ -332,6 +370,13 @@ def room_pixels(frames, ascene: ActivityScene) -> dict[str, int]:
     return total
 
 
+def wall_share(frame, ascene: ActivityScene) -> float:
+    """Share of ``frame``'s pixels that show walls (the last-frame rule, :data:`MAX_LAST_FRAME_WALL_SHARE`)."""
+    walls = {o.name for o in ascene.scene.objects if o.category == "walls"}
+    ids = [i for i, name in frame.id_to_name.items() if name in walls]
+    return float(np.isin(frame.segmentation, ids).mean())
+
+
 def egocentric(offset_xy, yaw: float) -> tuple[float, float]:
     """(forward, left) components of a world-xy offset for a robot heading ``yaw``."""
     c, s = math.cos(yaw), math.sin(yaw)
@@ -363,7 +408,7 @@ def room_candidates(pixels: dict[str, int], ascene: ActivityScene, last_pose: tu
     label = {n: ROOM_NAMES[rooms[n].kind] for n in names}
     centers = {n: np.asarray(rooms[n].center, float) for n in names}
     meta = {"robot_xy": [x, y], "last_yaw": last_yaw, "room_centers": {n: c.tolist() for n, c in centers.items()},
-            "room_pixels": {n: pixels[n] for n in names}}
+            "room_pixels": {n: pixels[n] for n in names}, "room_bounds": {n: list(rooms[n].bounds) for n in names}}
     out: list[Candidate] = []
     for a, b in itertools.combinations(names, 2):
         if rng.integers(2):
@@ -508,7 +553,8 @@ def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -
 
     from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
     from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
-    from bspatial.construction.frames import capture, png_bytes
+    from bspatial.construction.frames import capture, draw_marks, png_bytes
+    from bspatial.construction.size_views import size_view
 
     single_pool: list[Candidate] = []
     multi_pool: list[Candidate] = []
@@ -530,16 +576,33 @@ def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -
                 if found:
                     images[frame_id] = [png_bytes(record.frame.rgb)]
                 single_pool += found
+            for v in range(SIZE_VIEWS):
+                frame_id = f"{activity}-l{layout}-s{v}"
+                rng = np.random.default_rng(_seed(seed, frame_id))
+                view = size_view(ascene, rng)
+                if view is None:
+                    continue
+                scene, names = view
+                record = capture(sim, scene)
+                found = size_candidates(record, names, frame_id, rng)
+                for c in found:
+                    c.metadata.update(activity=activity, camera=record.camera_dict(),
+                                      objects={n: record.objects[n].to_dict() for n in names})
+                    marks = [(m[0], tuple(m[1])) for m in c.metadata["marks"]]
+                    images[frame_id] = [png_bytes(draw_marks(record.frame.rgb, marks))]
+                single_pool += found
             for r in range(plan.rotations):
                 frame_id = f"{activity}-l{layout}-r{r}"
                 rng = np.random.default_rng(_seed(seed, frame_id))
                 pose = rotation_pose(ascene, rng)
                 sim.load(rotation_scene(ascene, *pose))
                 frames = [sim.render(f"rotation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
-                found = rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng)
+                walls = wall_share(frames[-1], ascene)
+                found = rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng) \
+                    if walls <= MAX_LAST_FRAME_WALL_SHARE else []
                 for c in found:
-                    c.metadata.update(activity=activity, cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()}
-                                                                  for f in frames])
+                    c.metadata.update(activity=activity, last_frame_wall_share=walls,
+                                      cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
                 if found:
                     images[frame_id] = [png_bytes(f.rgb) for f in frames]
                 multi_pool += found
@@ -549,9 +612,11 @@ def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -
                 poses = navigation_poses(ascene, rng)
                 sim.load(navigation_scene(ascene, poses))
                 frames = [sim.render(f"navigation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
-                found = room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng, NAVIGATION)
+                walls = wall_share(frames[-1], ascene)
+                found = room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng, NAVIGATION) \
+                    if walls <= MAX_LAST_FRAME_WALL_SHARE else []
                 for c in found:
-                    c.metadata.update(activity=activity, poses=[list(p) for p in poses],
+                    c.metadata.update(activity=activity, poses=[list(p) for p in poses], last_frame_wall_share=walls,
                                       cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
                 if found:
                     images[frame_id] = [png_bytes(f.rgb) for f in frames]

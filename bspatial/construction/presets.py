@@ -13,7 +13,7 @@ from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS, TA
 from bspatial.construction.general import GeneralPlan
 
 
-BUILD_SCHEMA_VERSION = 2
+BUILD_SCHEMA_VERSION = 3
 """Bumped when records change meaning; part of the build fingerprint in the dataset cards."""
 
 

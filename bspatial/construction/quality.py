@@ -9,10 +9,13 @@ Two checks per (dataset config, VQA category), both about whether a model could 
    answers (an option text that is usually right, a letter position, a question word that predicts
    the option).
 
-The blind predictor is a naive-Bayes-style scorer over four feature kinds per option, all within its
-category: the option text, the option's letter, (question token, option text) pairs, and (option text,
-rival option text) pairs. The last kind is world knowledge a language model has: "bucket" beats "apple"
-for the longest object, whatever else is offered.
+The blind predictor is a naive-Bayes-style scorer over five feature kinds per option, all within its
+category: the option text, the option's letter, (question token, option text) pairs, (option text,
+rival option text) pairs, and world-knowledge priors (:mod:`~bspatial.construction.priors`, issue 16): the
+option's rank by typical size or room area among the options for the relation asked, and for above / below
+the sign of the typical height difference of the two things named. The last two kinds are what a language
+model knows: "bucket" beats "apple" for the longest object, a box of cereal is the largest food item, a
+garage the largest room, whatever else is offered.
 Each feature's rate of being the correct option is estimated with add-one smoothing on the fitting
 items; an option's score is the sum of log-odds of its features; the prediction is the best-scoring
 option. The issue asks for a baseline "fitted on a disjoint build": we cross-fit instead, on
@@ -79,7 +82,39 @@ def option_features(row: Mapping[str, Any], index: int) -> list[tuple]:
     rivals = sorted({_norm(o) for o in row["options"]} - {option})
     return [("option", category, option), ("letter", category, LETTERS[index]),
             *(("pair", category, token, option) for token in sorted(tokens)),
-            *(("versus", category, option, rival) for rival in rivals)]
+            *(("versus", category, option, rival) for rival in rivals), *prior_features(row, index)]
+
+
+_SIZE_RELATION = re.compile(r"\b((?:second |third )?(?:largest|smallest|longest))\b")
+_SUBJECTS = re.compile(r"where is the (.+?) (?:located )?relative to the (.+?)\?")
+HEIGHT_DEADBAND_M = 0.1
+"""Typical heights closer than this say nothing about above / below."""
+
+
+def prior_features(row: Mapping[str, Any], index: int) -> list[tuple]:
+    """World-knowledge features of option ``index`` (issue 16, item 3; :mod:`.priors`): its rank by typical
+    size among the options (with the relation the question asks), its rank by typical room area, and for
+    above / below the sign of the typical height difference of the two things the question names."""
+    from bspatial.construction import priors
+
+    category, question = row["category"], str(row["question"]).lower()
+    options = [str(o) for o in row["options"]]
+    out: list[tuple] = []
+    if category == "size":
+        relations = _SIZE_RELATION.findall(question)
+        relation = relations[-1] if relations else ""   # the last: "the longest dimension" comes first
+        area = "area" in question
+        rank = priors.ranks(options, priors.TYPICAL_ROOM_AREA_M2 if area else priors.TYPICAL_LENGTH_M, True)
+        if rank is not None:
+            out.append(("prior_area" if area else "prior_size", category, relation, rank[index]))
+    elif category == "direction" and _norm(options[index]) in ("above", "below"):
+        match = _SUBJECTS.search(question)
+        heights = priors.TYPICAL_HEIGHT_M
+        if match and priors.noun(match.group(1)) in heights and priors.noun(match.group(2)) in heights:
+            diff = heights[priors.noun(match.group(1))].value - heights[priors.noun(match.group(2))].value
+            sign = 0 if abs(diff) < HEIGHT_DEADBAND_M else (1 if diff > 0 else -1)
+            out.append(("prior_height", category, _norm(options[index]), sign))
+    return out
 
 
 class BlindBaseline:

@@ -18,9 +18,12 @@ direction      direction / object_rel where is the {object} relative to the {ref
 
 Distractors come from the candidate objects (object answers) or the relation's answer space (cells,
 layers, directions). Candidates that share a category get numbered marks drawn on the frame and
-options "dice 1".."dice 4" (numbers from the seeded generator, so they never encode the order; with
-three candidates the unused number is offered too, a mark that is not in the image). No option is
-offered that a text-only guesser could rule out as never right: a side question always offers both
+options "plate 1".."plate 4" (numbers from the seeded generator, so they never encode the order).
+Every option names something in the image (issue 16): the three-candidate distance tasks get a fourth
+visible object that loses by the distance margin, and all four options are then numbered marks
+("object 1".."object 4"); direction distractors are false by the direction margin
+(:func:`bspatial.world.relations.false_directions`); the landmark a question names is visible. No option
+is offered that a text-only guesser could rule out as never right: a side question always offers both
 sides, a layer question the task's other answerable layers (:mod:`bspatial.construction.quality`).
 """
 
@@ -34,7 +37,7 @@ import numpy as np
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, ORDINAL_GAP_M, SIZE_MARGIN
 from bspatial.world import relations
 from bspatial.world.relations import spoken
-from bspatial.construction.frames import GOAL_VIEW_HIDDEN_LAYERS, FrameRecord
+from bspatial.construction.frames import GOAL_VIEW_HIDDEN_LAYERS, MARK_RADIUS_PX, STRUCTURAL_CATEGORIES, FrameRecord
 from bspatial.scoring.choice import LETTERS
 from bspatial.catalog.tasks import TASKS
 from bspatial.tasks.base import TaskInstance
@@ -56,8 +59,6 @@ NOUNS: dict[str, tuple[str, str]] = {
     "reach_tool": ("tool", "on the countertop"),
     "reach_hardback": ("hardback book", "in the bookcase"),
 }
-NEVER_OPTIONS = frozenset({"floor", "robot"})
-"""Categories never offered as an extra distance option (a visible wall is: "the wall")."""
 _DISPLAY = {"walls": "wall"}
 
 
@@ -132,17 +133,18 @@ def _check_visible(record: FrameRecord, names, answer: str | None) -> None:
             raise Rejected(f"{n} covers {state.pixels} px (too few{' for the answer' if n == answer else ''})")
 
 
-def _labels(instance: TaskInstance, record: FrameRecord, names, rng, numbers_from: int | None = None
-            ) -> tuple[dict[str, str], tuple, tuple[str, ...]]:
+def _labels(instance: TaskInstance, record: FrameRecord, names, rng, numbers_from: int | None = None,
+            noun: str | None = None) -> tuple[dict[str, str], tuple, tuple[str, ...]]:
     """Option text per object, the marks to draw (only when categories repeat), and the option texts of
     the numbers left unused.
 
-    Marks are numbered with distinct numbers drawn from 1..``numbers_from`` (default: as many as names).
+    Marks are numbered with distinct numbers drawn from 1..``numbers_from`` (default: as many as names);
+    ``noun`` (default: the task's candidate noun) names the marked options ("dice 2", "object 3").
     """
     categories = [record.objects[n].category for n in names]
     if len(set(categories)) == len(categories):
         return {n: display(c) for n, c in zip(names, categories)}, (), ()
-    noun = NOUNS.get(instance.task, (display(categories[0]), ""))[0]
+    noun = noun or NOUNS.get(instance.task, (display(categories[0]), ""))[0]
     numbers = rng.choice(numbers_from or len(names), len(names), replace=False) + 1
     labels = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
     marks = tuple((str(k), _centroid(record, n)) for n, k in zip(names, numbers))
@@ -205,37 +207,57 @@ def _distance(instance, record, rng) -> Question:
         raise Rejected(f"distance margin {margin:.3f} < {DISTANCE_MARGIN}")
     _agree(instance, answer)
     _check_visible(record, names, answer)
-    labels, marks, unused = _labels(instance, record, names, rng, N_OPTIONS if len(names) < N_OPTIONS else None)
-    # Numbered candidates: the numbers were drawn from 1..4, and the unused ones are offered as marks that
-    # are not in the image. An extra scene object would never be the answer, so a text-only guesser could
-    # rule it out; a number cannot be told from the others without looking.
-    options = {**{labels[n]: n for n in names}, **dict.fromkeys(unused)}
-    # Fewer than four candidates: add visible scene objects of a unique category that keep the answer
-    # decisive (>= 15% from it, on the losing side).
-    if len(options) < N_OPTIONS:
-        counts: dict[str, int] = {}
-        for s in record.objects.values():
-            if s.visible():
-                counts[s.category] = counts.get(s.category, 0) + 1
-        pool = sorted(n for n, s in record.objects.items()
-                      if n not in names and n != instance.reference and s.category not in NEVER_OPTIONS
-                      and s.visible() and counts[s.category] == 1)
-        for n in (pool[i] for i in rng.permutation(len(pool))):
-            d = measure(record.objects[n].center)
-            loses = d > dist[answer] if relation == "closest" else d < dist[answer]
-            if loses and relations.relative_gap(d, dist[answer]) >= DISTANCE_MARGIN and len(options) < N_OPTIONS:
-                options[display(record.objects[n].category)] = n
-                dist[n] = d
-    if len(options) < N_OPTIONS and relation == "farthest":
-        # Last resort for "farthest": the reference itself (distance 0) is a valid, if easy, distractor.
-        options[DISPLAY_NAMES.get(ref_key, ref_key)] = instance.reference
-        dist[instance.reference] = 0.0
+    # The landmark the question names must be findable in the frame (issue 16: 8.1% of these items named
+    # a bottom cabinet or chair under 300 px).
+    _check_visible(record, [instance.reference], None)
+    if len(names) < N_OPTIONS:
+        # Three candidates: the fourth option is another object visible in the frame that loses by the
+        # margin (Section 3.3: distractors "drawn from the corresponding objects"), and every option is a
+        # numbered mark ("object 1".."object 4", numbers in seeded order), so neither its name nor an absent
+        # number tells a text-only or a looking guesser which option cannot be right.
+        names = names + [_fourth_object(instance, record, names, dist, relation, measure, rng)]
+    labels, marks, _ = _labels(instance, record, names, rng, noun=None if len(set(
+        record.objects[n].category for n in names)) == 1 else "object")
     preposition = "to" if relation == "closest" else "from"
     q = (f"Measuring from the center of each object, which object is the {relation} {preposition} the "
          f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")
+    options = {labels[n]: n for n in names}
     return _finish("distance", "object_relative", q, labels[answer], [t for t in options if t != labels[answer]], rng,
                    marks=marks, metadata={"option_objects": options, "values": dist, "margin": margin,
                                           "reference": instance.reference})
+
+
+FOURTH_MARK_CLEARANCE_PX = 2.5 * MARK_RADIUS_PX
+"""A fourth-option object's mark keeps this far from the candidates' marks (2.5 mark radii), so two marks
+never overlap (a large support's mask centroid can sit under the objects on it)."""
+
+
+def _fourth_object(instance, record, names, dist, relation, measure, rng) -> str:
+    """A visible scene object (not a candidate, the reference or a structural part) that loses to the
+    answer by the distance margin; drawn by ``rng``. Adds its distance to ``dist``.
+
+    Raises:
+        Rejected: no such object in the frame (the build draws another instance).
+    """
+    best = dist[relations.pick_by_rank(dist, relation)[0]]
+    taken = [_centroid(record, n) for n in names]
+    pool = []
+    for n, s in sorted(record.objects.items()):
+        if n in names or n == instance.reference or s.category in STRUCTURAL_CATEGORIES \
+                or not s.visible():
+            continue
+        d = measure(s.center)
+        loses = d > best if relation == "closest" else d < best
+        if not loses or relations.relative_gap(d, best) < DISTANCE_MARGIN:
+            continue
+        u, v = _centroid(record, n)
+        if min(np.hypot(u - a, v - b) for a, b in taken) >= FOURTH_MARK_CLEARANCE_PX:
+            pool.append((n, d))
+    if not pool:
+        raise Rejected("no fourth visible object loses to the answer by the distance margin")
+    name, d = pool[int(rng.integers(len(pool)))]
+    dist[name] = d
+    return name
 
 
 def _ordinal(instance, record, rng) -> Question:
@@ -313,11 +335,13 @@ def _side(instance, goal, rng) -> Question:
     q = (f"From the viewpoint of the image, where is the {display(moved.category)} relative to the "
          f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")
     # The opposite side is always offered: the tasks only place left or right, so a question offering one
-    # of them beside three other directions would give its answer away to a text-only guesser.
+    # of them beside three other directions would give its answer away to a text-only guesser. The other
+    # distractors are directions false by the distractor margin (relations.false_directions).
+    wrong = relations.false_directions(relations.camera_offsets(moved.center, ref.center, goal.frame.T_world_cam), answer)
     opposite = {"left": "right", "right": "left"}.get(answer)
-    others = [d for d in relations.DIRECTIONS if d not in (answer, opposite)]
+    others = [d for d in wrong if d != opposite]
     distractors = [opposite, *(others[i] for i in rng.choice(len(others), N_OPTIONS - 2, replace=False))] if opposite \
-        else list(relations.DIRECTIONS)
+        else wrong
     return _finish("direction", "object_relative", q, answer, distractors, rng, frame="goal",
                    metadata={"object": moved.name, "reference": ref.name})
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bspatial.catalog.thresholds import DIRECTION_DOMINANCE
+from bspatial.catalog.thresholds import DIRECTION_DISTRACTOR_RATIO, DIRECTION_DOMINANCE
 from bspatial.world.spec import ObjectSpec
 
 DIRECTIONS = ("left", "right", "front", "back", "above", "below")
@@ -193,12 +193,30 @@ def camera_direction(a, b, T_world_cam) -> str | None:
     Left/right: camera x (image right); front/back: depth along the optical axis, farther = "front";
     above/below: world z. The dominant offset wins when it beats the next by ``DIRECTION_DOMINANCE``.
     """
+    offsets = camera_offsets(a, b, T_world_cam)
+    return _dominant({k: offsets[k] for k in ("right", "front", "above")},
+                     {"right": "left", "front": "back", "above": "below"})
+
+
+def camera_offsets(a, b, T_world_cam) -> dict[str, float]:
+    """Signed offset (m) of ``a`` from ``b`` towards each of :data:`DIRECTIONS`, camera perspective
+    (the axes of :func:`camera_direction`; "left" is minus "right"). A direction holds to the extent its
+    offset is positive: the direction templates offer only distractors whose offset is small against the
+    answer's (:data:`~bspatial.catalog.thresholds.DIRECTION_DISTRACTOR_RATIO`)."""
     T = np.asarray(T_world_cam, float)
     d = np.asarray(a, float) - np.asarray(b, float)
     cam = T[:3, :3].T @ d
     horizontal = T[:3, :3].T @ np.array([d[0], d[1], 0.0])  # depth from the horizontal offset only
-    offsets = {"right": cam[0], "front": horizontal[2], "above": d[2]}
-    return _dominant(offsets, {"right": "left", "front": "back", "above": "below"})
+    right, front, above = float(cam[0]), float(horizontal[2]), float(d[2])
+    return {"left": -right, "right": right, "front": front, "back": -front, "above": above, "below": -above}
+
+
+def false_directions(offsets: dict[str, float], answer: str) -> list[str]:
+    """The directions other than ``answer`` that are false by the distractor margin: their own-axis offset
+    is at most :data:`~bspatial.catalog.thresholds.DIRECTION_DISTRACTOR_RATIO` of the answer's (in
+    :data:`DIRECTIONS` order; never fewer than three: the opposite and one side of each other axis)."""
+    limit = DIRECTION_DISTRACTOR_RATIO * offsets[answer]
+    return [d for d in DIRECTIONS if d != answer and offsets[d] <= limit]
 
 
 def robot_direction(a, b, base_yaw: float) -> str | None:

@@ -65,19 +65,21 @@ def test_answers_agree_with_an_independent_check(built):
             checked.add("size")
         elif row["category"] == "distance":
             relation = row["variant"].split("/")[0]
-            ref = states[meta["reference"]]["center"]
-            dist = {t: np.linalg.norm(np.subtract(states[n]["center"], ref))
-                    for t, n in meta["option_objects"].items() if n is not None}
-            # An option naming no object is a mark number that is not drawn on the image.
+            ref = states[meta["reference"]]
+            # Every option names an object in the frame, and a numbered one a mark drawn on it (issue 16:
+            # no "dice 1" when only marks 2-4 are drawn).
             drawn = {number for number, _ in meta["marks"]}
-            absent = [t for t, n in meta["option_objects"].items() if n is None]
-            assert all(t.rsplit(" ", 1)[1] not in drawn for t in absent) and len(drawn) + len(absent) <= 4
-            if meta["reference"].startswith("wall"):
-                checked.add("distance_to_wall_unchecked")   # distance to a wall is not centre-to-centre
+            assert set(row["options"]) == set(meta["option_objects"]), row["id"]
+            assert all(states[n]["pixels"] > 0 for n in meta["option_objects"].values()), row["id"]
+            assert all(t.rsplit(" ", 1)[1] in drawn for t in row["options"]), row["id"]
+            if meta["reference"].startswith("wall"):   # perpendicular distance to the wall slab's face
+                gap = lambda c: np.linalg.norm(np.maximum(np.abs(np.subtract(c, ref["center"])) - np.divide(ref["extents"], 2), 0))  # noqa: E731
             else:
-                pick = min if relation == "closest" else max
-                assert pick(dist, key=dist.get) == text
-                checked.add("distance")
+                gap = lambda c: np.linalg.norm(np.subtract(c, ref["center"]))  # noqa: E731
+            dist = {t: gap(states[n]["center"]) for t, n in meta["option_objects"].items()}
+            pick = min if relation == "closest" else max
+            assert pick(dist, key=dist.get) == text
+            checked.add("distance")
         elif row["subtype"] == "ordinal":
             left = {t: states[n]["center"][1] for t, n in meta["option_objects"].items()}  # robot at yaw 0: left = +y
             order = sorted(left, key=left.get, reverse=True)
