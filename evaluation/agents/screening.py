@@ -223,8 +223,8 @@ class Screening:
         return asdict(self)
 
 
-def verdict(run: ProgramRun, api: MockAPI) -> Screening:
-    """The screening rule (module docstring) applied to a finished screening run."""
+def verdict(run: ProgramRun, api: MockAPI, wall_s: float = SCREEN_WALL_S) -> Screening:
+    """The screening rule (module docstring) applied to a finished screening run (``wall_s``: its wall cap)."""
     def done(passed: bool, reason: str) -> Screening:
         return Screening(passed, reason, api.calls, api.motions, run.outcome, run.wall_s)
 
@@ -238,7 +238,7 @@ def verdict(run: ProgramRun, api: MockAPI) -> Screening:
         if "no API call" in run.reason:
             return done(False, run.reason)
         if "wall-clock limit" in run.reason:
-            return done(True, f"still running at the {SCREEN_WALL_S:g} s cap")
+            return done(True, f"still running at the {wall_s:g} s cap")
         return done(False, f"stopped: {run.reason}")
     if api.motions == 0:
         return done(False, "the program never commands a motion")
@@ -250,4 +250,4 @@ def screen(source: str, scene: RecordedScene, *, pointer: VLMBackend | None = No
     """Screen program ``source`` on ``scene``; returns the verdict and the sandbox's report."""
     api = MockAPI(scene, pointer=pointer, vlm=vlm)
     run = run_program(source, api, limits=limits, require_confinement=require_confinement)
-    return verdict(run, api), run
+    return verdict(run, api, limits.wall_s), run
