@@ -20,7 +20,9 @@ Rules (DESIGN §4b; the dataset card states them):
     :data:`~bspatial.catalog.thresholds.DIRECTION_DISTRACTOR_RATIO` of the answer's; room quadrants 15
     degrees off the axes.
 ``same_category``
-    General size items compare objects of one category (Appendix 11.1).
+    General size items compare objects of one category (Appendix 11.1). Task-grounded size items keep the
+    task's Table S2 candidates ("food item", "toy" are mixed by definition; their typical-size leak is
+    measured by the blind baseline's priors instead).
 ``last_frame_scene``
     Multi-frame items: walls cover at most :data:`MAX_LAST_FRAME_WALL_SHARE` of the last frame.
 
@@ -55,8 +57,6 @@ MAX_BREAK_SHARE_PCT = 1.0
 QUADRANT_MARGIN_DEG = 15.0
 """Room quadrants need the offset this far from the robot's axes (general.DIAGONAL_MIN_ANGLE_DEG)."""
 RULES = ("options_real", "named_visible", "one_true", "same_category", "last_frame_scene")
-MIXED_CATEGORY_TASKS = frozenset({"reach_item", "reach_food_item"})
-"""Table S2's size tasks whose candidates are of different categories by definition ("food item")."""
 LETTERS = "ABCD"
 _RANK = re.compile(r"\b(?:(second|third) )?(largest|smallest|longest|closest|farthest)\b")
 
@@ -188,7 +188,16 @@ def _size_true(row: Mapping, meta: Mapping, answer: str) -> bool:
     objects = meta["objects"]
     values = {t: float(max(objects[n]["extents"])) for t, n in meta["option_objects"].items()
               if n in objects and t in row["options"]}
-    return len(values) == len(row["options"]) and _ranked_ok(values, answer, row["question"], SIZE_MARGIN)
+    if len(values) != len(row["options"]):
+        return False
+    if len(meta.get("candidates") or ()) > len(values):
+        # A task's rank ("the third largest toy on the desk") is among all its candidates, of which the options
+        # are four: rank among the candidates, and every option must differ from the answer by the margin.
+        named = {n: t for t, n in meta["option_objects"].items()}
+        everyone = {named.get(n, n): float(max(objects[n]["extents"])) for n in meta["candidates"] if n in objects}
+        return len(everyone) == len(meta["candidates"]) and _ranked_ok(everyone, answer, row["question"], 0.0) \
+            and all(_gap(v, values[answer]) >= SIZE_MARGIN for t, v in values.items() if t != answer)
+    return _ranked_ok(values, answer, row["question"], SIZE_MARGIN)
 
 
 def _direction_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
@@ -255,7 +264,7 @@ def item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
             out["one_true"] = out["options_real"] and _distance_true(row, meta, answer)
         elif category == "size":
             out["one_true"] = out["options_real"] and _size_true(row, meta, answer)
-            if row.get("task") not in MIXED_CATEGORY_TASKS:
+            if setting == "single_frame":   # tasks keep their Table S2 candidate sets (toys, food items)
                 names = [meta["option_objects"].get(t) for t in row["options"]]
                 out["same_category"] = len({(meta["objects"].get(n) or {}).get("category") for n in names}) == 1
     elif category == "direction" and row["subtype"] in ("object_relative", "robot_arm_relative"):

@@ -137,3 +137,20 @@ def test_audit_geometry_matches_the_image_columns():
     assert u["lemon_0"][0] / u["lemon_0"][2] < u["bowl_0"][0] / u["bowl_0"][2]   # the lemon is left in the image
     # Labelling "left" the answer while the lemon rises 0.30 m: "above" is a true distractor.
     assert item_checks(_direction(["left", "above", "below", "right"], (2.0, 0.18, 1.2), "left"))["one_true"] is False
+
+
+def test_a_task_rank_counts_every_candidate_not_only_the_options():
+    # Five toys on the desk, 0.30 / 0.25 / 0.20 / 0.16 / 0.12 m long; the options leave out the 0.25 m one. The
+    # third largest toy on the desk is the 0.20 m one, although it is the second largest of the options.
+    lengths = {"t0": 0.30, "t1": 0.25, "t2": 0.20, "t3": 0.16, "t4": 0.12}
+    cats = {"t0": "teddy_bear", "t1": "doll", "t2": "toy_train", "t3": "toy_car", "t4": "toy_figure"}
+    objects = {n: _obj(cats[n], (1, 0, 1), (L, 0.02, 0.02)) for n, L in lengths.items()}
+    options = ["teddy bear", "toy train", "toy car", "toy figure"]
+    meta = {"option_objects": dict(zip(options, ["t0", "t2", "t3", "t4"])), "marks": [], "objects": objects,
+            "candidates": sorted(lengths)}
+    question = ("Measuring from the length of the longest dimension (length, width, or height), which toy on the "
+                "desk is the third largest?")
+    right = _row("task_manipulation", "size", "object_relative", question, options, "toy train", meta, task="reach_toys")
+    assert item_checks(right) == {"options_real": True, "one_true": True}
+    wrong = _row("task_manipulation", "size", "object_relative", question, options, "toy car", meta, task="reach_toys")
+    assert item_checks(wrong)["one_true"] is False
