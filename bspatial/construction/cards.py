@@ -131,6 +131,13 @@ def _span(values: Sequence[int], unit: str) -> str:
     return f"{min(values)}-{max(values)} {unit}" if min(values) != max(values) else f"{values[0]} {unit}"
 
 
+def _context_summary(episodes: Sequence[Mapping]) -> str:
+    counts = [int(row["context_frames"]["frames"]) for row in episodes if row.get("context_frames")]
+    if not counts:
+        return "This set has no navigation episode, so no context frames."
+    return f"In this set {len(counts)} of {len(episodes)} episodes have context frames ({_span(counts, 'frames each')})."
+
+
 def render_demos_card(info: Mapping, provenance: Mapping, template: str | Path | None = None) -> str:
     """The README of a recorded demonstration set (``hub_cards/dataset_demos.md``).
 
@@ -185,6 +192,7 @@ def render_demos_card(info: Mapping, provenance: Mapping, template: str | Path |
         state_table=_layout_table(PROPRIO_SLICES, STATE_NAMES), action_table=_layout_table(ACTION_SLICES, ACTION_NAMES),
         ir_fill="(" + ", ".join(f"{v:g}" for v in recording["ir_target_fill"]) + ")",
         valid_summary=f"In this set {valid} of {frames} frames ({valid / frames:.1%}) have a valid target.",
+        context_summary=_context_summary(episodes),
         settle_tol=f"{recording['gripper_settle_tol']:g}", settle_max_steps=recording["gripper_settle_max_steps"],
         settle_summary=_span(settle, "settle steps per episode here"),
         base_accel=f"{recording['base_max_accel_m_s2']:g}", yaw_accel=f"{recording['base_max_yaw_accel_rad_s2']:g}",

@@ -183,6 +183,8 @@ class RecordedEpisode:
         prefix_steps: steps of the paperback prefix (Appendix 16.8) before the expert took over; 0 without.
         settle_steps: unrecorded gripper settle steps before the first frame (:func:`settle_grippers`).
         settle_command: the (left, right) gripper command held during them (the first action's).
+        context_frames: navigation: the (K, 224, 224, 3) uint8 scene-context frames a navigation policy sees
+            (:func:`bspatial.construction.context_frames.policy_context_frames`); None for manipulation.
     """
 
     instance: object
@@ -196,6 +198,7 @@ class RecordedEpisode:
     prefix_steps: int = 0
     settle_steps: int = 0
     settle_command: tuple[float, float] | None = None
+    context_frames: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -444,7 +447,11 @@ def record_episode(backend: SimBackend, instance, split: str = "train", *, prefi
 
 
 def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: str = "train") -> tuple[RecordedEpisode | None, str]:
-    """Validate ``seed``'s spawn in the simulator, run the navigation expert; (episode, "") on success."""
+    """Validate ``seed``'s spawn in the simulator, run the navigation expert; (episode, "") on success.
+
+    A kept episode also carries its scene-context frames (``episode.context_frames``), rendered after the run.
+    """
+    from bspatial.construction.context_frames import policy_context_frames
     from bspatial.tasks.episode import run_episode
     from bspatial.tasks.experts.navigation import NavigationExpert
     from bspatial.tasks.navigation import sample_validated_instance
@@ -460,10 +467,19 @@ def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: 
         return None, f"sim_error: {result.message}"
     if result.outcome is None or result.outcome.outcome != "correct":
         return None, f"outcome {result.outcome.outcome if result.outcome else None} ({result.status})"
+    episode.context_frames = policy_context_frames(backend, instance)   # after the run: it loads the tour's plan
     return episode, ""
 
 
-def _write_episode(dataset, episode: RecordedEpisode) -> None:
+def _write_episode(dataset, episode: RecordedEpisode, index: int) -> None:
+    """Add the episode's frames to the dataset as episode ``index``; a navigation episode's context strip goes
+    beside them (in the staging folder, so it is published with the dataset or not at all)."""
+    from bspatial.construction.context_frames import write_context_frames
+
+    if index != dataset.meta.total_episodes:   # the strip's name must be the episode lerobot is about to save
+        raise RuntimeError(f"episode {index} written after {dataset.meta.total_episodes} saved episodes")
+    if episode.context_frames is not None:
+        write_context_frames(dataset.root, index, episode.context_frames)
     targets, valid = episode.oracle_ir()
     for t in range(len(episode)):
         frame = {image_key(c): episode.images[t][c] for c in CAMERAS}
@@ -516,12 +532,18 @@ def base_velocity_changes(actions: np.ndarray) -> tuple[float, float]:
     return round(float(np.linalg.norm(step[:, :2], axis=1).max()), 6), round(float(np.abs(step[:, 2]).max()), 6)
 
 
-def _recording_row(episode: RecordedEpisode) -> dict:
+def _recording_row(episode: RecordedEpisode, index: int) -> dict:
     """The episode's settle, base ramp and IR validity figures (provenance; the card quotes them)."""
     dv, dw = base_velocity_changes(np.stack(episode.actions))
-    return {"settle": {"steps": episode.settle_steps, "gripper_command": list(episode.settle_command)},
-            "base_ramp": {"max_dv": dv, "max_dw": dw},
-            "ir_valid_frames": int(episode.oracle_ir()[1].sum())}
+    row = {"settle": {"steps": episode.settle_steps, "gripper_command": list(episode.settle_command)},
+           "base_ramp": {"max_dv": dv, "max_dw": dw},
+           "ir_valid_frames": int(episode.oracle_ir()[1].sum())}
+    if episode.context_frames is not None:
+        from bspatial.construction.context_frames import context_frames_path
+
+        row["context_frames"] = {"frames": len(episode.context_frames),
+                                 "file": context_frames_path("", index).as_posix()}
+    return row
 
 
 def recording_conventions() -> dict:
@@ -693,9 +715,10 @@ def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int
                         logger.warning("demo %s/%s seed %d rejected: %s", task, entry.variant, entry.seed, reason)
                         rejected.append({**key, "reason": reason, **extras})
                         continue
-                    _write_episode(dataset, episode)
-                    rows[len(rows)] = {**key, "split": split, "length": len(episode), **extras,
-                                       **_recording_row(episode)}
+                    index = len(rows)
+                    _write_episode(dataset, episode, index)
+                    rows[index] = {**key, "split": split, "length": len(episode), **extras,
+                                   **_recording_row(episode, index)}
                     states.append(np.stack(episode.states))
                     actions.append(np.stack(episode.actions))
                     logger.info("demo %s/%s seed %d: %d frames", task, entry.variant, entry.seed, len(episode))

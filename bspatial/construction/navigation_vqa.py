@@ -167,11 +167,17 @@ def jpeg_bytes(rgb: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
 
 
 def context_tour(backend: SimBackend, instance, *, size: int = NAV_FRAME_SIZE) -> list[np.ndarray]:
-    """The environment's context frames (:func:`context_indices` of the full tour), as RGB arrays."""
+    """The environment's context frames (:func:`context_indices` of the full tour), as RGB arrays.
+
+    The one source of context frames: the task-grounded navigation VQA shows them, and navigation policies
+    see them at training and rollout (:mod:`bspatial.construction.context_frames`). Only the kept poses are
+    rendered (the same pixels as rendering the whole tour and subsampling it).
+    """
     from bspatial.tasks import navigation
 
-    frames = navigation.render_tour(backend, navigation.plan_of(instance), size=size)
-    return [frames[i].rgb for i in context_indices(len(frames))]
+    plan = navigation.plan_of(instance)
+    keep = context_indices(len(navigation.tour_poses(plan)))
+    return [frame.rgb for frame in navigation.render_tour(backend, plan, size=size, indices=keep)]
 
 
 QUESTIONS_PER_SPAWN = 6
