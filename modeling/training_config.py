@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from bspatial.construction.navigation_vqa import CONTEXT_FRAMES
+
 # Table S3 common settings: AdamW betas (0.9, 0.95), no weight decay, clipping at 1.0, bf16 without
 # EMA, 4k linear warmup steps, cosine schedule, action horizon 32.
 ADAM_BETAS = (0.9, 0.95)
@@ -104,7 +106,10 @@ _DECLARED_PRESETS: tuple[TrainingConfig, ...] = (
                    model_overrides={"ir_mode": "dot"}),
     TrainingConfig("pi05_qwen_dot_ir_data30", batch_size=256, peak_lr=4e-4, max_steps=100_000, data_fraction=0.3,
                    model_overrides={"ir_mode": "dot"}),
-    TrainingConfig("pi05_qwen_navigation", batch_size=512, peak_lr=4.2e-4, max_steps=60_000),
+    # Table S3 navigation: 10 tasks sampled uniformly (task_column: the recorder's task name, not the
+    # instruction); Section 4.1: the policy also sees the scene-context frames, as many as the tour gives.
+    TrainingConfig("pi05_qwen_navigation", batch_size=512, peak_lr=4.2e-4, max_steps=60_000, task_column="task_name",
+                   model_overrides={"max_context_frames": CONTEXT_FRAMES}),
     # Tests and the demo: tiny random backbone, fp32, a few steps, no worker processes.
     TrainingConfig("tiny", batch_size=2, peak_lr=1e-3, max_steps=4, warmup_steps=1, mixed_precision="no",
                    backbone=TINY_BACKBONE, save_every=2, log_every=1, num_workers=0, image_pixels=64 * 64),
@@ -116,17 +121,21 @@ VARIANT_PRESETS = ("pi05_qwen_frozen", "pi05_qwen_lora", "pi05_qwen_droid_init",
 # variant (backbone, batch, steps, precision) comes from `tiny`, so the tiny and the paper variant
 # cannot drift apart.
 VARIANT_FIELDS = ("vlm_adapter", "expert_init", "model_overrides", "data_fraction")
+# The navigation policy (Table S3's navigation row) also differs in what a task is (the task name).
+NAVIGATION_PRESET = "pi05_qwen_navigation"
+NAVIGATION_FIELDS = (*VARIANT_FIELDS, "task_column")
 TINY_PREFIX = "tiny_"
 
 
 def _tiny_variants(presets: Sequence[TrainingConfig]) -> tuple[TrainingConfig, ...]:
     known = {p.name: p for p in presets}
+    fields = {**{name: VARIANT_FIELDS for name in VARIANT_PRESETS}, NAVIGATION_PRESET: NAVIGATION_FIELDS}
     return tuple(replace(known["tiny"], name=TINY_PREFIX + name.removeprefix("pi05_qwen_"),
-                         **{f: getattr(known[name], f) for f in VARIANT_FIELDS}) for name in VARIANT_PRESETS)
+                         **{f: getattr(known[name], f) for f in names}) for name, names in fields.items())
 
 
-# The declared presets, then tiny_frozen, tiny_lora, tiny_droid_init, tiny_dot_ir, tiny_dot_ir_anchor and
-# tiny_attn_map_ir (tests and demos of every variant).
+# The declared presets, then tiny_frozen, tiny_lora, tiny_droid_init, tiny_dot_ir, tiny_dot_ir_anchor,
+# tiny_attn_map_ir and tiny_navigation (tests and demos of every variant and of the navigation policy).
 PRESETS: tuple[TrainingConfig, ...] = _DECLARED_PRESETS + _tiny_variants(_DECLARED_PRESETS)
 
 

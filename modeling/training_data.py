@@ -1,6 +1,6 @@
 """Training data for BEHAVIOR-Spatial-VLA: the LeRobot dataset with 32-step chunks, uniform sampling
 over tasks, nested per-task subsets, seeded per-step batch sampling, the processor collate, and the
-first-frame-anchor wrapper (Appendix 13.3). Used by :mod:`bspatial.modeling.train`.
+first-frame-anchor wrapper (Appendix 13.3) and the navigation context-frames wrapper (Appendix 12). Used by :mod:`bspatial.modeling.train`.
 
 Not remote code (imports lerobot).
 """
@@ -338,12 +338,111 @@ class FirstFrameAnchorDataset(torch.utils.data.Dataset):
         return {**item, ANCHOR_IMAGE_KEY: self.anchor(int(item["episode_index"]))}
 
 
+# Episodes whose context frames a ContextFramesDataset keeps decoded (per DataLoader worker): 12 frames of
+# 224 x 224 x 3 uint8 are 1.8 MB, so 32 episodes cost ~58 MB per worker; a miss costs one PNG decode.
+CONTEXT_CACHE_EPISODES = 32
+
+
+class ContextFramesDataset(torch.utils.data.Dataset):
+    """A LeRobot dataset whose items also carry the episode's scene-context frames (navigation policies).
+
+    Section 4.1 / Appendix 12: every frame of an episode gets the same ordered context, the episode's strip
+    stored by the recorder (``meta/context_frames/``, :mod:`bspatial.construction.context_frames`: the frames
+    :func:`~bspatial.construction.context_frames.policy_context_frames` renders, which the rollout renders again).
+    Each item gets ``observation.images.context`` ``(max_frames, 3, H, W)`` uint8 in tour order, zero-padded at
+    the end, and ``observation.images.context_is_pad`` ``(max_frames,)`` bool, True on the padding, so items of
+    episodes with fewer frames collate into one batch (the processor feeds only the real frames).
+
+    Args:
+        dataset: a ``LeRobotDataset`` (episode-filtered or not) of a recording with context frames.
+        max_frames: ``config.max_context_frames``; an episode with more frames is an error, never cut.
+        cache_size: episodes whose decoded frames are kept.
+
+    Raises:
+        FileNotFoundError: a selected episode has no stored context frames (the dataset path and the episodes
+            are named).
+    """
+
+    def __init__(self, dataset, max_frames: int, cache_size: int = CONTEXT_CACHE_EPISODES):
+        from bspatial.construction.context_frames import CONTEXT_FRAMES_DIR, context_frames_path
+
+        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or max_frames < 1:
+            raise ValueError(f"max_frames must be a positive integer, got {max_frames!r}")
+        if not isinstance(cache_size, int) or cache_size < 1:
+            raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
+        self.dataset, self.max_frames, self.cache_size = dataset, max_frames, cache_size
+        episodes = dataset.meta.episodes["episode_index"] if dataset.episodes is None else dataset.episodes
+        selected = sorted(int(e) for e in episodes)
+        missing = [e for e in selected if not context_frames_path(dataset.root, e).is_file()]
+        if missing:
+            raise FileNotFoundError(
+                f"the dataset at {str(dataset.root)!r} has no context frames ({CONTEXT_FRAMES_DIR}/episode_*.png) "
+                f"for {len(missing)} of its {len(selected)} episodes (first: {missing[:5]}); a policy with "
+                f"max_context_frames={max_frames} trains on navigation demonstrations recorded with them "
+                f"(bspatial demos --suite navigation)")
+        self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    # The LeRobot dataset's attributes that training and FirstFrameAnchorDataset read.
+    @property
+    def meta(self):
+        return self.dataset.meta
+
+    @property
+    def hf_dataset(self):
+        return self.dataset.hf_dataset
+
+    @property
+    def root(self):
+        return self.dataset.root
+
+    @property
+    def episodes(self):
+        return self.dataset.episodes
+
+    @property
+    def absolute_to_relative_idx(self):
+        return self.dataset.absolute_to_relative_idx
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_cache": {}}   # spawned workers decode their own
+
+    def context(self, episode: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(frames (max_frames, 3, H, W) uint8, is_pad (max_frames,) bool)`` of an episode."""
+        from bspatial.construction.context_frames import context_frames_path, read_context_frames
+
+        if episode in self._cache:
+            self._cache[episode] = self._cache.pop(episode)  # most recently used goes last
+            return self._cache[episode]
+        frames = read_context_frames(self.dataset.root, episode)
+        if len(frames) > self.max_frames:
+            raise ValueError(f"{str(context_frames_path(self.dataset.root, episode))!r} holds {len(frames)} context "
+                             f"frames, more than the policy's max_context_frames={self.max_frames}")
+        padded = torch.zeros((self.max_frames, 3, *frames.shape[1:3]), dtype=torch.uint8)
+        padded[:len(frames)] = torch.from_numpy(frames).permute(0, 3, 1, 2)
+        is_pad = torch.arange(self.max_frames) >= len(frames)
+        if len(self._cache) >= self.cache_size:
+            self._cache.pop(next(iter(self._cache)))  # least recently used
+        self._cache[episode] = (padded, is_pad)
+        return padded, is_pad
+
+    def __getitem__(self, index: int) -> dict:
+        from .processing_bspatial_vla import CONTEXT_IMAGE_KEY, CONTEXT_IS_PAD_KEY
+
+        item = self.dataset[index]
+        frames, is_pad = self.context(int(item["episode_index"]))
+        return {**item, CONTEXT_IMAGE_KEY: frames, CONTEXT_IS_PAD_KEY: is_pad}
+
+
 def policy_dataset(dataset, processor) -> torch.utils.data.Dataset:
-    """The dataset the policy trains on: the LeRobot dataset, plus the anchor image where the config has one.
+    """The dataset the policy trains on: the LeRobot dataset, plus the anchor image where the config has one and
+    the episode's context frames where it takes them (``max_context_frames > 0``: :class:`ContextFramesDataset`).
 
     The per-frame ``ir`` slot is rendered by the processor from ``observation.ir_target`` (which
     :class:`ProcessorCollate` derives from the oracle pair, :func:`with_ir_target`); the anchor needs another
-    frame of the episode, so it is added here, on the dataset side.
+    frame of the episode and the context frames are stored per episode, so both are added here, on the dataset side.
     """
     from .configuration_bspatial_vla import ANCHOR_IMAGE_NAME
     from .processing_bspatial_vla import IR_TARGET_KEY, image_key
@@ -352,6 +451,8 @@ def policy_dataset(dataset, processor) -> torch.utils.data.Dataset:
         raise ValueError(f"ir_mode={processor.ir_mode!r} renders the IR image from the per-frame feature "
                          f"{IR_TARGET_KEY!r} (or {ORACLE_IR_TARGET_KEY!r} + {ORACLE_IR_VALID_KEY!r}); the dataset at "
                          f"{str(dataset.root)!r} has {sorted(dataset.meta.features)}")
-    if ANCHOR_IMAGE_NAME not in processor.image_names:
-        return dataset
-    return FirstFrameAnchorDataset(dataset, image_key(processor.ir_source_camera, processor.camera_names))
+    if processor.max_context_frames:   # inside the anchor wrapper, which reads the LeRobot dataset's attributes
+        dataset = ContextFramesDataset(dataset, processor.max_context_frames)
+    if ANCHOR_IMAGE_NAME in processor.image_names:
+        dataset = FirstFrameAnchorDataset(dataset, image_key(processor.ir_source_camera, processor.camera_names))
+    return dataset

@@ -7,7 +7,8 @@ under the no-intervention condition ``success`` / ``acted_unnecessarily``; null 
 (:func:`bspatial.scoring.failure_modes.secondary_annotations`: a list, empty without a trace), steps, message,
 trace (:meth:`EpisodeTrace.to_dict`, or null), ir (IR checkpoints: source, mode,
 observations, observations without a target, and for predicted IR the VLM queries and failed
-predictions; else null), spawn (navigation: the spawn validation's measurements; else null).
+predictions; else null), spawn (navigation: the spawn validation's measurements; else null), context_frames
+(checkpoints with scene-context frames: how many the episode's every chunk request carried; else null).
 
 A crashed episode (any exception: a policy returning the wrong action shape, a model error) is written
 with status ``"error"`` and its message, and counts as a failure (outcome ``"none"``).
@@ -43,6 +44,11 @@ def _ir_summary(policy) -> dict[str, Any] | None:
     return conditioner.summary() if conditioner is not None else None
 
 
+def _context_summary(policy) -> int | None:
+    context = getattr(getattr(policy, "predictor", None), "context", None)
+    return int(context.shape[1]) if context is not None else None
+
+
 def result_path(out: Path, episode: EpisodeSpec) -> Path:
     return Path(out) / EPISODES_DIR / f"{episode.key}.json"
 
@@ -51,7 +57,7 @@ def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
     base = {**asdict(episode), "policy": policy_spec, "condition": "spatial", "instruction": None, "status": "error",
             "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": [],
             "steps": 0,
-            "message": "", "trace": None, "ir": None, "spawn": None, "latencies": None}
+            "message": "", "trace": None, "ir": None, "spawn": None, "latencies": None, "context_frames": None}
     return {**base, **fields}
 
 
@@ -101,7 +107,8 @@ def finished_record(episode: EpisodeSpec, policy_spec: str, result, *, condition
     return _record(episode, policy_spec, condition=condition, instruction=instruction, status=result.status,
                    steps=result.steps, message=result.message, **_scored(result, condition),
                    trace=result.trace.to_dict() if result.trace is not None else None,
-                   ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None)
+                   ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None,
+                   context_frames=_context_summary(policy))
 
 
 def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Path | None,

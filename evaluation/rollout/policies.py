@@ -5,7 +5,8 @@ grid-A* expert), ``"random"`` (uniform joint targets and small base velocities, 
 :data:`RANDOM_HOLD_STEPS` steps, seeded per episode), ``"hold"`` (never moves), one of
 :data:`REFERENCE_BEHAVIOURS` (:mod:`bspatial.tasks.experts.references`) or a checkpoint folder (model +
 processor driven through the Appendix 16.3 controller; IR checkpoints get their IR image from the run's IR
-source, :mod:`bspatial.evaluation.rollout.ir`), or another ecosystem's policy (:data:`EXTERNAL_POLICIES`:
+source, :mod:`bspatial.evaluation.rollout.ir`; navigation checkpoints the episode's scene-context frames,
+:mod:`bspatial.evaluation.rollout.context`), or another ecosystem's policy (:data:`EXTERNAL_POLICIES`:
 ``lerobot:<checkpoint>``, ``openpi:ws://host:port``).
 """
 
@@ -203,6 +204,8 @@ class CheckpointPredictor:
         self.ir_mode, self.anchor = config.ir_mode, bool(config.first_frame_anchor)
         # The IR cue is drawn on the camera the processor draws it on (saved with the checkpoint).
         self.ir_camera = self.processor.ir_source_camera
+        # Navigation policies (Section 4.1) take the episode's scene-context frames in every batch.
+        self.max_context_frames = int(getattr(config, "max_context_frames", 0))
         self.horizon, self.action_dim = config.chunk_size, config.action_dim
         self.generator = torch.Generator()
         self.last_batch: dict[str, Any] | None = None  # the raw inputs of the latest chunk (logs, tests)
@@ -213,13 +216,17 @@ class CheckpointPredictor:
     def _image(self, rgb: np.ndarray):
         return self.torch.from_numpy(np.ascontiguousarray(rgb)).permute(2, 0, 1)[None]
 
-    def __call__(self, observation, render: Callable[[str], Any], ir=None) -> np.ndarray:
+    def __call__(self, observation, render: Callable[[str], Any], ir=None, context=None) -> np.ndarray:
         """One chunk from ``observation``; ``ir`` (an :class:`~bspatial.evaluation.rollout.ir.IRConditioner`)
-        is required by IR checkpoints and adds ``observation.images.ir`` (and ``.anchor``)."""
-        return self.infer(self.prepare(observation, render, ir))
+        is required by IR checkpoints and adds ``observation.images.ir`` (and ``.anchor``); ``context``
+        (the episode's ``(1, K, 3, H, W)`` uint8 frames, :func:`~bspatial.evaluation.rollout.context.episode_context`)
+        is required by checkpoints with ``max_context_frames > 0``."""
+        return self.infer(self.prepare(observation, render, ir, context))
 
-    def prepare(self, observation, render: Callable[[str], Any], ir=None) -> dict[str, Any]:
+    def prepare(self, observation, render: Callable[[str], Any], ir=None, context=None) -> dict[str, Any]:
         """The model inputs of ``observation``: renders cameras and the IR image (simulator thread only)."""
+        from bspatial.modeling.processing_bspatial_vla import CONTEXT_IMAGE_KEY
+
         torch = self.torch
         batch: dict[str, Any] = {STATE_KEY: torch.as_tensor(observation.state.proprio, dtype=torch.float32)[None],
                                  TASK_KEY: observation.instruction}
@@ -232,6 +239,13 @@ class CheckpointPredictor:
                 raise ValueError(f"checkpoint has ir_mode={self.ir_mode!r}: an IR conditioner is required")
             for name, image in ir.images(frames[self.ir_camera]).items():
                 batch[f"observation.images.{name}"] = self._image(image)
+        if self.max_context_frames:
+            if context is None:   # never context-free: the policy was trained with the frames
+                raise ValueError(f"checkpoint has max_context_frames={self.max_context_frames}: the episode's "
+                                 f"scene-context frames are required")
+            batch[CONTEXT_IMAGE_KEY] = context
+        elif context is not None:
+            raise ValueError("context frames given for a checkpoint with max_context_frames=0")
         self.last_batch = batch
         return self.processor(batch)
 
@@ -251,16 +265,18 @@ class EpisodePredictor:
     Attributes:
         predictor: the process's :class:`CheckpointPredictor`.
         conditioner: the episode's :class:`~bspatial.evaluation.rollout.ir.IRConditioner` (IR checkpoints), else None.
+        context: the episode's ``(1, K, 3, H, W)`` uint8 scene-context frames (checkpoints with
+            ``max_context_frames > 0``), rendered once and fed with every chunk request; else None.
     """
 
-    def __init__(self, predictor: CheckpointPredictor, backend: SimBackend, conditioner=None) -> None:
-        self.predictor, self.backend, self.conditioner = predictor, backend, conditioner
+    def __init__(self, predictor: CheckpointPredictor, backend: SimBackend, conditioner=None, context=None) -> None:
+        self.predictor, self.backend, self.conditioner, self.context = predictor, backend, conditioner, context
 
     def __call__(self, observation) -> np.ndarray:
-        return self.predictor(observation, self.backend.render, self.conditioner)
+        return self.predictor(observation, self.backend.render, self.conditioner, self.context)
 
     def prepare(self, observation) -> dict[str, Any]:
-        return self.predictor.prepare(observation, self.backend.render, self.conditioner)
+        return self.predictor.prepare(observation, self.backend.render, self.conditioner, self.context)
 
     def infer(self, inputs: dict[str, Any]) -> np.ndarray:
         return self.predictor.infer(inputs)
@@ -304,7 +320,12 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
         conditioner = make_conditioner(ir, predictor.ir_mode, predictor.anchor, backend, instance)
     elif ir.source != "none":
         raise ValueError(f"ir={ir.source!r} given for checkpoint {policy_spec!r}, which has ir_mode='none'")
-    return ChunkedPolicy(EpisodePredictor(predictor, backend, conditioner), backend.hold_action(),
+    context = None
+    if predictor.max_context_frames:
+        from bspatial.evaluation.rollout.context import episode_context
+
+        context = episode_context(backend, instance, predictor.max_context_frames)
+    return ChunkedPolicy(EpisodePredictor(predictor, backend, conditioner, context), backend.hold_action(),
                          latency_steps=settings.latency_steps, threaded=settings.threaded,
                          horizon=predictor.horizon, action_dim=predictor.action_dim)
 
