@@ -5,8 +5,8 @@ models (the programs themselves never see anything privileged):
 
 * ``oracle``: :class:`OraclePointer`, a *privileged pointing model*: it answers every ``point_at`` request
   with the instructed target, read from the simulator's segmentation of the very image the program asked
-  about (reach tasks: the target object; placement tasks: the manipulated object when the text names its
-  category, else the goal point of the instructed region). The program only sees the points, as it would
+  about (reach tasks: the target object; placement tasks: the goal point of the instructed region when the
+  text asks *where* (the word "where"), else the manipulated object). The program only sees the points, as it would
   see a real pointing model's; it is the pointer that is privileged, and the table row says so.
 * ``chance`` (``chance:<seed>``): a uniform point per request (the VLM harness's chance backend), so a
   program that follows its pointer reaches a random spot: the lower bound.
@@ -35,11 +35,6 @@ from bspatial.tasks.base import TaskInstance
 POINTERS = ("oracle", "chance")
 """The pointer specs with a reference-row name (others are VLM backend specs)."""
 _WORD = re.compile(r"[a-z]+")
-
-
-def _category(name: str) -> str:
-    """``"bowl_0"`` -> ``"bowl"``, ``"carving_knife_1"`` -> ``"carving knife"`` (object names are category_index)."""
-    return " ".join(part for part in name.split("_") if not part.isdigit())
 
 
 class OraclePointer:
@@ -80,9 +75,8 @@ class OraclePointer:
     def _reply(self, request: Request) -> str:
         frame = self._frame_of(request)
         inst = self.instance
-        text = set(_WORD.findall(request.prompt.lower()))
-        wants_object = inst.placement is None or set(_category(inst.target).split()) <= text
-        if wants_object:
+        words = set(_WORD.findall(request.prompt.lower()))
+        if inst.placement is None or "where" not in words:
             mask = frame.mask(inst.target)
             if not mask.any():
                 return "There is none."          # out of view: a pointing model finds nothing

@@ -7,7 +7,8 @@ Our numbers come from the functions the Markdown reports use, never recomputed h
 * Table 3: :func:`bspatial.evaluation.analysis.correlate.correlate_runs` (soft held-out success, Sec. 5.3.3);
 * Table 4, S9, S10, S11: :func:`bspatial.evaluation.rollout.tables.rates_of` over
   :func:`~bspatial.evaluation.rollout.tables.group_records` (pooled over episodes, Wilson 95% intervals);
-* Tables 5 and S6 (code-as-policy): nothing produces them yet, so they hold the paper's rows only.
+* Tables 5 and S6 (code-as-policy): the agent evaluations' records (``bspatial agents evaluate``), grouped and
+  labelled by :mod:`bspatial.evaluation.agents.tables`, rates by ``rates_of`` as above.
 
 The paper's rows are :func:`bspatial.reference.load_table`'s CSV values, as printed.
 """
@@ -175,19 +176,33 @@ def navigation_table(records: Sequence[Mapping[str, Any]]) -> TableSection:
                         tuple(rows))
 
 
-def code_as_policy_tables() -> tuple[TableSection, TableSection]:
-    """Tables 5 and S6: the paper's code-as-policy rows (no command of ours produces them yet)."""
+def code_as_policy_tables(records: Sequence[Mapping[str, Any]] = ()) -> tuple[TableSection, TableSection]:
+    """Tables 5 and S6: our agent runs' held-out rows (Wilson 95% intervals), then the paper's code-as-policy rows."""
+    from bspatial.evaluation.agents.tables import agent_groups, agent_label
+
+    ours5, ours6 = [], []
+    for policy, group in agent_groups(records).items():
+        rates = rates_of(group)
+        label = agent_label(policy)
+        ours5.append(Row(label, {"group": Cell("ours"), "n": Cell(rates.n), "soft": _rate(rates.soft),
+                                 "strict": _rate(rates.strict), "wrong": _rate(rates.wrong)}))
+        per_task = [*rates.per_task.items(), ("POOLED", {"strict": rates.strict, "soft": rates.soft})]
+        ours6 += [Row(label, {"task": Cell(task), "n": Cell(r["strict"].n), "soft": _rate(r["soft"]),
+                              "strict": _rate(r["strict"])}) for task, r in per_task]
     t5 = [Row(r["writer"], {"group": Cell(r["group"]), "soft": _number(r["soft"]), "strict": _number(r["strict"]),
                             "wrong": _number(r["wrong"])}, reference=True) for r in load_table("table5_code_as_policy")]
     s6 = [Row(r["writer"], {"task": Cell(r["task"]), "n": Cell(int(r["n"])), "soft": _number(r["soft"]),
                             "strict": _number(r["strict"])}, reference=True)
           for r in load_table("tableS6_code_as_policy_per_task")]
     return (
-        TableSection("table5", "Table 5: code-as-policy agents (%)", "Pooled over the 469 held-out episodes.", "Writer",
-                     (("group", "Group"), ("soft", "+Soft"), ("strict", "S"), ("wrong", "W")), tuple(t5)),
+        TableSection("table5", "Table 5: code-as-policy agents (%)", "Pooled over held-out episodes (the paper's: "
+                     "469); brackets: Wilson 95% intervals. The scripted writer's rows are bounds: its oracle "
+                     "pointer is privileged, its chance pointer points at random.", "Writer",
+                     (("group", "Group"), ("n", "n"), ("soft", "+Soft"), ("strict", "S"), ("wrong", "W")),
+                     tuple(ours5 + t5)),
         TableSection("tableS6", "Table S6: per-task code-as-policy success (%)",
                      "Per-task values are whole percentages as printed; POOLED from episode counts.", "Writer",
-                     (("task", "Task"), ("n", "n"), ("soft", "+Soft"), ("strict", "S")), tuple(s6)),
+                     (("task", "Task"), ("n", "n"), ("soft", "+Soft"), ("strict", "S")), tuple(ours6 + s6)),
     )
 
 

@@ -73,6 +73,7 @@ def load_runs(paths: Sequence[str | Path]) -> tuple[list[VlmRun], list[RolloutRu
     Raises:
         ValueError: a path is given twice, is not a folder, or is neither kind of run folder.
     """
+    from bspatial.evaluation.agents.evaluate import EVALUATION_MANIFEST
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import MANIFEST_NAME
     from bspatial.evaluation.vlm.report import load_run
@@ -87,11 +88,12 @@ def load_runs(paths: Sequence[str | Path]) -> tuple[list[VlmRun], list[RolloutRu
     for path, label in zip(resolved, _labels(resolved)):
         if not path.is_dir():
             raise ValueError(f"run {path}: not a folder (expected an eval-vlm or rollout run folder)")
-        if (path / MANIFEST_NAME).is_file():
+        manifest = next((path / m for m in (MANIFEST_NAME, EVALUATION_MANIFEST) if (path / m).is_file()), None)
+        if manifest is not None:   # a rollout run, or an agent evaluation (same episode files)
             records = load_results(path)
             if not records:
                 raise ValueError(f"run {path}: a rollout run folder with no episode result files")
-            rollout.append(RolloutRun(label, path, json.loads((path / MANIFEST_NAME).read_text()), records))
+            rollout.append(RolloutRun(label, path, json.loads(manifest.read_text()), records))
         else:
             try:
                 vlm.append(VlmRun(label, path, load_run(path)))
@@ -293,12 +295,15 @@ def copy_logs(site: Path, index: int, run: VlmRun | RolloutRun) -> html.RunCard:
 
 
 def build_page(vlm: Sequence[VlmRun], rollout: Sequence[RolloutRun], figures, cards, notes, analyses) -> html.Page:
-    records = [r for run in rollout for r in run.records]
+    from bspatial.evaluation.agents.tables import is_agent
+
+    everything = [r for run in rollout for r in run.records]
+    records = [r for r in everything if not is_agent(r)]     # agent programs have Tables 5 / S6
     tables = [leaderboard.vlm_table("table1", [(r.label, r.run) for r in vlm]),
               leaderboard.vlm_table("table2", [(r.label, r.run) for r in vlm]),
               leaderboard.correlation_table(analyses, {r.path: r.label for r in [*vlm, *rollout]}),
               leaderboard.table4(records),
-              *leaderboard.code_as_policy_tables(),
+              *leaderboard.code_as_policy_tables([r for r in everything if is_agent(r)]),
               leaderboard.comparison_table(records, "held_out"),
               leaderboard.comparison_table(records, "prompt_probe"),
               leaderboard.navigation_table(records)]
