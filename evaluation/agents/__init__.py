@@ -10,4 +10,16 @@
 * :mod:`~bspatial.evaluation.agents.episode`: one scored episode of a program (sandbox, then hold still).
 * :mod:`~bspatial.evaluation.agents.hostile_suite`: the programs of ``hostile/`` that attack the sandbox,
   each with the outcome it must get (the README's reliability table, ``benchmarks/agent_sandbox.py``).
+
+Program development (``bspatial agents develop / evaluate / tables``, :mod:`~bspatial.evaluation.agents.cli`):
+
+* :mod:`~bspatial.evaluation.agents.prompts`: the writer's system prompt and requests.
+* :mod:`~bspatial.evaluation.agents.writers`: the scripted reference writer (its programs in
+  :mod:`~bspatial.evaluation.agents.programs`) and writers behind an OpenAI-compatible server.
+* :mod:`~bspatial.evaluation.agents.pointers`: the privileged oracle pointer and the other pointing models.
+* :mod:`~bspatial.evaluation.agents.screening`: the mock API over a recorded scene and the screening rules.
+* :mod:`~bspatial.evaluation.agents.records`: an agent episode as a result record, and its feedback.
+* :mod:`~bspatial.evaluation.agents.develop`: the writer loop, validation and freezing, resumable.
+* :mod:`~bspatial.evaluation.agents.evaluate`: frozen programs on held-out episodes.
+* :mod:`~bspatial.evaluation.agents.tables`: Tables 5 and S6 beside the paper's rows.
 """
