@@ -90,8 +90,7 @@ def nearest_candidate(record: dict[str, Any]) -> str:
     if not trace:
         return "no trace (the episode did not run)"
     if trace.get("countertop") or trace.get("container"):
-        held = trace.get("object_held") or [False]
-        return "the object was still held at the end" if held[-1] else "the object was released"
+        return _placement_note(trace)
     eef = np.asarray(trace["eef_positions"], float)[-1]               # (E, 3) at the last step
     candidates = np.asarray(trace["candidate_positions"], float)[-1]  # (K, 3)
     distances = np.linalg.norm(eef[:, None, :] - candidates[None, :, :], axis=-1).min(axis=0)
@@ -99,6 +98,26 @@ def nearest_candidate(record: dict[str, Any]) -> str:
     correct = nearest == trace["instructed_candidate"]
     return (f"the hand ended nearer the {'correct' if correct else 'a wrong'} candidate "
             f"({distances[nearest]:.2f} m from it)")
+
+
+def _placement_note(trace: dict[str, Any]) -> str:
+    """Where the object ended: held or not, and which side of the reference / which compartment."""
+    held = bool((trace.get("object_held") or [False])[-1])
+    final = np.asarray(trace["object_positions"], float)[-1]
+    where = "was still held at the end" if held else "was released"
+    if trace.get("countertop"):
+        top = trace["countertop"]
+        offset = float(np.dot(final[:2] - np.asarray(top["reference_center"], float)[:2],
+                              np.asarray(top["right_axis"], float)[:2]))
+        side = "right" if offset > 0 else "left"
+        right = side == top["instructed_side"]
+        return f"the object {where} on the {'instructed' if right else 'wrong'} side of the reference ({abs(offset):.2f} m)"
+    bands = np.asarray(trace["container"]["compartment_bands"], float)
+    inside = [i for i, (low, high) in enumerate(bands) if low <= final[2] <= high]
+    if not inside:
+        return f"the object {where} outside every compartment's height band"
+    right = inside[0] == trace["container"]["instructed_compartment"]
+    return f"the object {where} at the height of the {'instructed' if right else 'a wrong'} compartment"
 
 
 def verdict_text(record: dict[str, Any]) -> str:

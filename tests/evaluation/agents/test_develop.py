@@ -115,3 +115,20 @@ def test_scripted_writer_develops_and_its_frozen_program_reaches_held_out_plates
     assert again.ran == 0 and again.skipped_existing == 2
     with pytest.raises(ValueError, match="other settings"):
         develop("scripted", "reach_plate", tmp_path, n_development=3)
+
+
+def test_placement_feedback_says_where_the_object_ended():
+    from bspatial.evaluation.agents.records import run_agent, verdict_text
+    from bspatial.sim.mujoco_backend import MujocoBackend
+
+    (episode,) = plan_episodes("held_out", ["place_carving_knife"], 1)
+    sim = MujocoBackend()
+    try:
+        record, _, views = run_agent(sim, episode, reference_program("place_carving_knife"), "agent:scripted+oracle",
+                                     pointer="oracle", trace_split="held_out")
+    finally:
+        sim.close()
+    assert set(views) == {"head", "left_wrist", "right_wrist"}
+    text = verdict_text(record)
+    assert record["outcome"] == "correct", text          # the reference program places this knife
+    assert text.startswith("strict success") and "the object was released on the instructed side" in text, text
