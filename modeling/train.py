@@ -9,7 +9,9 @@ nested per-task data subsets, AdamW + warmup + cosine, gradient clipping, checkp
 checkpoint (model + processor) that ``AutoModel`` / ``AutoProcessor`` load.
 
 The first-frame-anchor variant (Appendix 13.3) trains on a ``FirstFrameAnchorDataset``: every sample
-also carries its episode's first head frame, dot-marked at that frame's oracle target.
+also carries its episode's first head frame, dot-marked at that frame's oracle target. Navigation presets
+(``max_context_frames > 0``, Section 4.1) train on a ``ContextFramesDataset``: every sample also carries its
+episode's scene-context frames, stored with the demonstrations (a set without them is refused).
 
 Exact resume: every random draw is a function of (seed, step, position in the global batch): the batch
 indices come from a per-step seeded ``WeightedRandomSampler`` and the flow-matching noise and times from a
