@@ -194,7 +194,8 @@ class _Host:
         with open(self.workdir / "stdout.txt", "w+b") as stdout, open(self.workdir / "stderr.txt", "w+b") as stderr:
             try:
                 process = subprocess.Popen(
-                    [sys.executable, "-I", child_module.__file__, json.dumps(config)], stdin=subprocess.DEVNULL,
+                    # -u: unbuffered, so what the program printed is in the file even when it is stopped mid-call
+                    [sys.executable, "-I", "-u", child_module.__file__, json.dumps(config)], stdin=subprocess.DEVNULL,
                     stdout=stdout, stderr=stderr, cwd=self.workdir, env=self._env(),
                     pass_fds=(request_w, reply_r), close_fds=True, start_new_session=True)
             finally:
