@@ -19,7 +19,16 @@ def test_demo_prints_the_tables_and_reruns_resuming(tmp_path):
     assert "suites built from the simulator" in out
     assert "scripted (upper reference)" in out and "random (lower reference)" in out
     assert "Table S11 layout" in out and "move_to_bookcase" in out
-    assert "Tiny trained policy" in out and "Navigation success (S11)" in out
+    assert "Tiny trained policy" in out
+    # The tiny navigation policy: trained on navigation demos with their context frames, rolled out fed them.
+    assert "Table S11 layout: tiny navigation policy" in out
+    from bspatial.construction.navigation_vqa import CONTEXT_FRAMES
+    from bspatial.evaluation.rollout.episodes import load_results
+
+    records = load_results(tmp_path / "demo" / "rollouts" / "tiny-navigation-policy")
+    assert sorted(r["task"] for r in records) == ["move_to_bathroom", "move_to_bookcase", "move_to_table_near_sofa"]
+    assert all(r["status"] != "error" and r["context_frames"] == CONTEXT_FRAMES for r in records), records
+    assert (tmp_path / "demo" / "demos-navigation" / "meta" / "context_frames" / "episode_000000.png").is_file()
     # The correlation command's functions on the demo's own VLM and rollout runs, then the HTML report.
     assert "Table 3 layout: Spearman's rho" in out and "ir_tolerant" in out
     assert (tmp_path / "demo" / "reports" / "correlation" / "correlation.csv").is_file()
