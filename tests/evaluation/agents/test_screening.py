@@ -58,8 +58,9 @@ def test_rejections(scene, source, reason):
 
 
 def test_still_running_at_the_call_cap_is_accepted(scene):
+    roomy = SandboxLimits(inactivity_s=60.0, wall_s=60.0, cpu_s=60.0, call_idle_s=30.0)   # a loaded machine
     verdict = _screen("def run(api):\n    while True:\n        api.get_state()\n        api.move_ee_by([0, 0, 0])\n",
-                      scene)
+                      scene, limits=roomy)
     assert verdict.passed and verdict.reason == f"still running at the {SCREEN_CALLS}-call cap", verdict
     assert verdict.calls == SCREEN_CALLS
 
@@ -68,4 +69,4 @@ def test_still_running_at_the_wall_cap_is_accepted(scene):
     source = "import time\ndef run(api):\n    while True:\n        api.move_ee_by([0, 0, 0])\n        time.sleep(0.5)\n"
     verdict = _screen(source, scene)
     assert verdict.passed and verdict.reason == "still running at the 4 s cap", verdict
-    assert 4 <= verdict.calls < 20
+    assert 2 <= verdict.calls < 20
