@@ -29,6 +29,7 @@ offline cache and loaded by bare name, then
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -291,6 +292,20 @@ def navigation_table(workdir: Path, seed: int) -> Table:
                    ["policy", "task", "n", "success"], rows)
 
 
+@contextlib.contextmanager
+def _one_torch_thread():
+    """One intra-op torch thread while the tiny policies train and roll out: their matmuls are too small to share
+    (benchmarks/context_frames.py: a tiny training step ~10x faster than with 2 threads on a loaded 2-core machine)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def policy_table(workdir: Path, seed: int) -> Table:
     """Demos -> tiny policy trained with Accelerate -> closed-loop rollout of the checkpoint."""
     from bspatial.construction.demos import record_demos
@@ -304,12 +319,14 @@ def policy_table(workdir: Path, seed: int) -> Table:
         record_demos(demos, tasks=[_POLICY_DEMO_TASK], episodes_per_task=1, seed=seed)
     policy_dir = workdir / "policy"
     checkpoint = policy_dir / "pretrained_model"
-    if not checkpoint.is_dir():
-        # An interrupted demo left a run here: continue it (train refuses to start over in a non-empty folder).
-        result = train("tiny", str(demos), str(policy_dir), resume=(policy_dir / "run_config.json").exists())
-        logger.info("trained the tiny policy %d steps, final loss %.3f", result.last_step, result.losses[-1])
     out = workdir / "rollouts" / "tiny-policy"
-    run_rollouts(str(checkpoint), "held_out", [_POLICY_DEMO_TASK], out, n_episodes=1, seed=seed, max_steps=_POLICY_SMOKE_STEPS)
+    with _one_torch_thread():
+        if not checkpoint.is_dir():
+            # An interrupted demo left a run here: continue it (train refuses to start over in a non-empty folder).
+            result = train("tiny", str(demos), str(policy_dir), resume=(policy_dir / "run_config.json").exists())
+            logger.info("trained the tiny policy %d steps, final loss %.3f", result.last_step, result.losses[-1])
+        run_rollouts(str(checkpoint), "held_out", [_POLICY_DEMO_TASK], out, n_episodes=1, seed=seed,
+                     max_steps=_POLICY_SMOKE_STEPS)
     rows = table4_rows(group_records(load_results(out)))
     return _layout(
         f"Tiny trained policy ({checkpoint}): held-out {_POLICY_DEMO_TASK}, budget capped at {_POLICY_SMOKE_STEPS} "
@@ -322,8 +339,6 @@ def policy_table(workdir: Path, seed: int) -> Table:
 
 def navigation_policy_table(workdir: Path, seed: int) -> Table:
     """Navigation demos (with their context frames) -> tiny navigation policy -> rollouts fed the same frames."""
-    import torch
-
     from bspatial.construction.demos import record_demos
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
@@ -337,11 +352,7 @@ def navigation_policy_table(workdir: Path, seed: int) -> Table:
     checkpoint = policy_dir / "pretrained_model"
     out = workdir / "rollouts" / "tiny-navigation-policy"
     tasks = [_NAVIGATION_POLICY_TASK, *(t for t in _NAVIGATION_TASKS if t != _NAVIGATION_POLICY_TASK)]
-    # The tiny model's matmuls are too small to share between threads: on a 2-core machine one intra-op thread
-    # trained and rolled it out several times faster than torch's default (measured in this demo step).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with _one_torch_thread():
         if not checkpoint.is_dir():
             result = train("tiny_navigation", str(demos), str(policy_dir),
                            resume=(policy_dir / "run_config.json").exists())
@@ -349,8 +360,6 @@ def navigation_policy_table(workdir: Path, seed: int) -> Table:
                         result.losses[-1])
         run_rollouts(str(checkpoint), "navigation", tasks, out, n_episodes=1, seed=seed,
                      max_steps=_POLICY_SMOKE_STEPS)
-    finally:
-        torch.set_num_threads(threads)
     records = load_results(out)
     fed = {r["task"]: r["context_frames"] for r in records}
     rows = [[r["task"], str(r["n"]), str(r["errors"]), f"{r['success']:.1f} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]",
