@@ -12,6 +12,7 @@ import json
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -252,137 +253,19 @@ def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk
     return dataset, tasks
 
 
-# Episodes whose rendered anchor a FirstFrameAnchorDataset keeps (per DataLoader worker): 224 x 224 x 3
-# uint8 is 150 KB, so 256 episodes cost ~38 MB per worker; a miss costs one extra frame read.
-ANCHOR_CACHE_EPISODES = 256
+class _PerEpisodeImages(torch.utils.data.Dataset):
+    """A LeRobot dataset wrapper that adds per-episode images to its items, computed once per episode and kept
+    in a small LRU cache (per DataLoader worker). The one place for what both wrappers below share: the
+    pass-through of the LeRobot attributes training reads, the cache, and an empty cache in spawned workers.
+    Subclasses implement ``_compute(episode)`` and ``__getitem__``."""
 
-
-class FirstFrameAnchorDataset(torch.utils.data.Dataset):
-    """A LeRobot dataset whose items also carry ``observation.images.anchor`` (first-frame anchor variant).
-
-    Appendix 13.3: the anchor is the episode's FIRST head frame with the dot drawn at that frame's
-    oracle target, the same image for every frame of the episode. Each item gets the anchor of its own
-    episode: the first frame (``meta.episodes["dataset_from_index"]``) is read through the wrapped
-    dataset once, rendered with ``ir_rendering.render_first_frame_anchor`` and kept in a small LRU
-    cache, so an episode's first frame is decoded once per worker, not once per sample.
-
-    Args:
-        dataset: a ``LeRobotDataset`` opened with ``return_uint8=True`` (episode-filtered or not) whose
-            frames carry the oracle IR target (``oracle.ir_target`` + mask, or an older set's
-            ``observation.ir_target``; :func:`with_ir_target`).
-        head_key: the image feature the dot is drawn on (the processor's ``ir_source_camera``).
-        cache_size: episodes whose anchor is kept.
-    """
-
-    def __init__(self, dataset, head_key: str, cache_size: int = ANCHOR_CACHE_EPISODES):
-        from .processing_bspatial_vla import IR_TARGET_KEY
-
-        missing = [k for k in (IR_TARGET_KEY, head_key) if k not in dataset.meta.features
-                   and not (k == IR_TARGET_KEY and has_ir_target(dataset.meta.features))]
-        if missing:
-            raise ValueError(f"the first-frame anchor needs the features {missing}; the dataset at "
-                             f"{str(dataset.root)!r} has {sorted(dataset.meta.features)}")
-        if not isinstance(cache_size, int) or cache_size < 1:
+    def __init__(self, dataset, cache_size: int):
+        if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
             raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
-        self.dataset, self.head_key, self.cache_size = dataset, head_key, cache_size
-        # Absolute index of each selected episode's first frame -> row of the (possibly filtered) dataset.
-        episodes = dataset.meta.episodes
-        selected = None if dataset.episodes is None else set(dataset.episodes)
-        to_row = dataset.absolute_to_relative_idx  # None when no episode filter: row == absolute index
-        self.first_row = {}
-        for episode, start in zip(episodes["episode_index"], episodes["dataset_from_index"], strict=True):
-            if selected is None or int(episode) in selected:
-                self.first_row[int(episode)] = int(start) if to_row is None else to_row[int(start)]
-        self._cache: dict[int, torch.Tensor] = {}
+        self.dataset, self.cache_size = dataset, cache_size
+        self._cache: dict[int, Any] = {}
 
-    @property
-    def meta(self):
-        return self.dataset.meta
-
-    @property
-    def hf_dataset(self):
-        return self.dataset.hf_dataset
-
-    def __len__(self) -> int:
-        return len(self.dataset)
-
-    def __getstate__(self) -> dict:
-        # Spawned DataLoader workers start with an empty cache instead of a pickled copy of ours.
-        return {**self.__dict__, "_cache": {}}
-
-    def anchor(self, episode: int) -> torch.Tensor:
-        """The ``(3, 224, 224)`` uint8 anchor image of an episode."""
-        from .ir_rendering import render_first_frame_anchor
-        from .processing_bspatial_vla import IR_TARGET_KEY
-
-        if episode in self._cache:
-            self._cache[episode] = self._cache.pop(episode)  # most recently used goes last
-            return self._cache[episode]
-        if episode not in self.first_row:
-            raise KeyError(f"episode {episode} is not among the dataset's selected episodes")
-        first = self.dataset[self.first_row[episode]]
-        head = torch.as_tensor(first[self.head_key])
-        if head.dtype != torch.uint8:
-            raise ValueError(f"{self.head_key!r} has dtype {head.dtype}; open the dataset with return_uint8=True")
-        image = render_first_frame_anchor(head.permute(1, 2, 0).numpy(), with_ir_target(first)[IR_TARGET_KEY].numpy())
-        anchor = torch.from_numpy(image).permute(2, 0, 1).contiguous()
-        if len(self._cache) >= self.cache_size:
-            self._cache.pop(next(iter(self._cache)))  # least recently used
-        self._cache[episode] = anchor
-        return anchor
-
-    def __getitem__(self, index: int) -> dict:
-        from .processing_bspatial_vla import ANCHOR_IMAGE_KEY
-
-        item = self.dataset[index]
-        return {**item, ANCHOR_IMAGE_KEY: self.anchor(int(item["episode_index"]))}
-
-
-# Episodes whose context frames a ContextFramesDataset keeps decoded (per DataLoader worker): 12 frames of
-# 224 x 224 x 3 uint8 are 1.8 MB, so 32 episodes cost ~58 MB per worker; a miss costs one PNG decode.
-CONTEXT_CACHE_EPISODES = 32
-
-
-class ContextFramesDataset(torch.utils.data.Dataset):
-    """A LeRobot dataset whose items also carry the episode's scene-context frames (navigation policies).
-
-    Section 4.1 / Appendix 12: every frame of an episode gets the same ordered context, the episode's strip
-    stored by the recorder (``meta/context_frames/``, :mod:`bspatial.construction.context_frames`: the frames
-    :func:`~bspatial.construction.context_frames.policy_context_frames` renders, which the rollout renders again).
-    Each item gets ``observation.images.context`` ``(max_frames, 3, H, W)`` uint8 in tour order, zero-padded at
-    the end, and ``observation.images.context_is_pad`` ``(max_frames,)`` bool, True on the padding, so items of
-    episodes with fewer frames collate into one batch (the processor feeds only the real frames).
-
-    Args:
-        dataset: a ``LeRobotDataset`` (episode-filtered or not) of a recording with context frames.
-        max_frames: ``config.max_context_frames``; an episode with more frames is an error, never cut.
-        cache_size: episodes whose decoded frames are kept.
-
-    Raises:
-        FileNotFoundError: a selected episode has no stored context frames (the dataset path and the episodes
-            are named).
-    """
-
-    def __init__(self, dataset, max_frames: int, cache_size: int = CONTEXT_CACHE_EPISODES):
-        from bspatial.construction.context_frames import CONTEXT_FRAMES_DIR, context_frames_path
-
-        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or max_frames < 1:
-            raise ValueError(f"max_frames must be a positive integer, got {max_frames!r}")
-        if not isinstance(cache_size, int) or cache_size < 1:
-            raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
-        self.dataset, self.max_frames, self.cache_size = dataset, max_frames, cache_size
-        episodes = dataset.meta.episodes["episode_index"] if dataset.episodes is None else dataset.episodes
-        selected = sorted(int(e) for e in episodes)
-        missing = [e for e in selected if not context_frames_path(dataset.root, e).is_file()]
-        if missing:
-            raise FileNotFoundError(
-                f"the dataset at {str(dataset.root)!r} has no context frames ({CONTEXT_FRAMES_DIR}/episode_*.png) "
-                f"for {len(missing)} of its {len(selected)} episodes (first: {missing[:5]}); a policy with "
-                f"max_context_frames={max_frames} trains on navigation demonstrations recorded with them "
-                f"(bspatial demos --suite navigation)")
-        self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-
-    # The LeRobot dataset's attributes that training and FirstFrameAnchorDataset read.
+    # The LeRobot dataset's attributes that training and the other wrapper read.
     @property
     def meta(self):
         return self.dataset.meta
@@ -407,15 +290,137 @@ class ContextFramesDataset(torch.utils.data.Dataset):
         return len(self.dataset)
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_cache": {}}   # spawned workers decode their own
+        # Spawned DataLoader workers start with an empty cache instead of a pickled copy of ours.
+        return {**self.__dict__, "_cache": {}}
 
-    def context(self, episode: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(frames (max_frames, 3, H, W) uint8, is_pad (max_frames,) bool)`` of an episode."""
-        from bspatial.construction.context_frames import context_frames_path, read_context_frames
-
+    def _cached(self, episode: int):
         if episode in self._cache:
             self._cache[episode] = self._cache.pop(episode)  # most recently used goes last
             return self._cache[episode]
+        value = self._compute(episode)
+        if len(self._cache) >= self.cache_size:
+            self._cache.pop(next(iter(self._cache)))  # least recently used
+        self._cache[episode] = value
+        return value
+
+    def _compute(self, episode: int):
+        raise NotImplementedError
+
+
+# Episodes whose rendered anchor a FirstFrameAnchorDataset keeps (per DataLoader worker): 224 x 224 x 3
+# uint8 is 150 KB, so 256 episodes cost ~38 MB per worker; a miss costs one extra frame read.
+ANCHOR_CACHE_EPISODES = 256
+
+
+class FirstFrameAnchorDataset(_PerEpisodeImages):
+    """A LeRobot dataset whose items also carry ``observation.images.anchor`` (first-frame anchor variant).
+
+    Appendix 13.3: the anchor is the episode's FIRST head frame with the dot drawn at that frame's
+    oracle target, the same image for every frame of the episode. Each item gets the anchor of its own
+    episode: the first frame (``meta.episodes["dataset_from_index"]``) is read through the wrapped
+    dataset once, rendered with ``ir_rendering.render_first_frame_anchor`` and kept in a small LRU
+    cache, so an episode's first frame is decoded once per worker, not once per sample.
+
+    Args:
+        dataset: a ``LeRobotDataset`` opened with ``return_uint8=True`` (episode-filtered or not) whose
+            frames carry the oracle IR target (``oracle.ir_target`` + mask, or an older set's
+            ``observation.ir_target``; :func:`with_ir_target`).
+        head_key: the image feature the dot is drawn on (the processor's ``ir_source_camera``).
+        cache_size: episodes whose anchor is kept.
+    """
+
+    def __init__(self, dataset, head_key: str, cache_size: int = ANCHOR_CACHE_EPISODES):
+        from .processing_bspatial_vla import IR_TARGET_KEY
+
+        missing = [k for k in (IR_TARGET_KEY, head_key) if k not in dataset.meta.features
+                   and not (k == IR_TARGET_KEY and has_ir_target(dataset.meta.features))]
+        if missing:
+            raise ValueError(f"the first-frame anchor needs the features {missing}; the dataset at "
+                             f"{str(dataset.root)!r} has {sorted(dataset.meta.features)}")
+        super().__init__(dataset, cache_size)
+        self.head_key = head_key
+        # Absolute index of each selected episode's first frame -> row of the (possibly filtered) dataset.
+        episodes = dataset.meta.episodes
+        selected = None if dataset.episodes is None else set(dataset.episodes)
+        to_row = dataset.absolute_to_relative_idx  # None when no episode filter: row == absolute index
+        self.first_row = {}
+        for episode, start in zip(episodes["episode_index"], episodes["dataset_from_index"], strict=True):
+            if selected is None or int(episode) in selected:
+                self.first_row[int(episode)] = int(start) if to_row is None else to_row[int(start)]
+
+    def anchor(self, episode: int) -> torch.Tensor:
+        """The ``(3, 224, 224)`` uint8 anchor image of an episode."""
+        return self._cached(episode)
+
+    def _compute(self, episode: int) -> torch.Tensor:
+        from .ir_rendering import render_first_frame_anchor
+        from .processing_bspatial_vla import IR_TARGET_KEY
+
+        if episode not in self.first_row:
+            raise KeyError(f"episode {episode} is not among the dataset's selected episodes")
+        first = self.dataset[self.first_row[episode]]
+        head = torch.as_tensor(first[self.head_key])
+        if head.dtype != torch.uint8:
+            raise ValueError(f"{self.head_key!r} has dtype {head.dtype}; open the dataset with return_uint8=True")
+        image = render_first_frame_anchor(head.permute(1, 2, 0).numpy(), with_ir_target(first)[IR_TARGET_KEY].numpy())
+        return torch.from_numpy(image).permute(2, 0, 1).contiguous()
+
+    def __getitem__(self, index: int) -> dict:
+        from .processing_bspatial_vla import ANCHOR_IMAGE_KEY
+
+        item = self.dataset[index]
+        return {**item, ANCHOR_IMAGE_KEY: self.anchor(int(item["episode_index"]))}
+
+
+# Episodes whose context frames a ContextFramesDataset keeps decoded (per DataLoader worker): 12 frames of
+# 224 x 224 x 3 uint8 are 1.8 MB, so 32 episodes cost ~58 MB per worker; a miss costs one PNG decode.
+CONTEXT_CACHE_EPISODES = 32
+
+
+class ContextFramesDataset(_PerEpisodeImages):
+    """A LeRobot dataset whose items also carry the episode's scene-context frames (navigation policies).
+
+    Section 4.1 / Appendix 12: every frame of an episode gets the same ordered context, the episode's strip
+    stored by the recorder (``meta/context_frames/``, :mod:`bspatial.construction.context_frames`: the frames
+    :func:`~bspatial.construction.context_frames.policy_context_frames` renders, which the rollout renders again).
+    Each item gets ``observation.images.context`` ``(max_frames, 3, H, W)`` uint8 in tour order, zero-padded at
+    the end, and ``observation.images.context_is_pad`` ``(max_frames,)`` bool, True on the padding, so items of
+    episodes with fewer frames collate into one batch (the processor feeds only the real frames).
+
+    Args:
+        dataset: a ``LeRobotDataset`` (episode-filtered or not) of a recording with context frames.
+        max_frames: ``config.max_context_frames``; an episode with more frames is an error, never cut.
+        cache_size: episodes whose decoded frames are kept.
+
+    Raises:
+        FileNotFoundError: a selected episode has no stored context frames (the dataset path and the episodes
+            are named).
+    """
+
+    def __init__(self, dataset, max_frames: int, cache_size: int = CONTEXT_CACHE_EPISODES):
+        from bspatial.construction.context_frames import CONTEXT_FRAMES_DIR, context_frames_path
+
+        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or max_frames < 1:
+            raise ValueError(f"max_frames must be a positive integer, got {max_frames!r}")
+        super().__init__(dataset, cache_size)
+        self.max_frames = max_frames
+        episodes = dataset.meta.episodes["episode_index"] if dataset.episodes is None else dataset.episodes
+        selected = sorted(int(e) for e in episodes)
+        missing = [e for e in selected if not context_frames_path(dataset.root, e).is_file()]
+        if missing:
+            raise FileNotFoundError(
+                f"the dataset at {str(dataset.root)!r} has no context frames ({CONTEXT_FRAMES_DIR}/episode_*.png) "
+                f"for {len(missing)} of its {len(selected)} episodes (first: {missing[:5]}); a policy with "
+                f"max_context_frames={max_frames} trains on navigation demonstrations recorded with them "
+                f"(bspatial demos --suite navigation)")
+
+    def context(self, episode: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(frames (max_frames, 3, H, W) uint8, is_pad (max_frames,) bool)`` of an episode."""
+        return self._cached(episode)
+
+    def _compute(self, episode: int) -> tuple[torch.Tensor, torch.Tensor]:
+        from bspatial.construction.context_frames import context_frames_path, read_context_frames
+
         frames = read_context_frames(self.dataset.root, episode)
         if len(frames) > self.max_frames:
             raise ValueError(f"{str(context_frames_path(self.dataset.root, episode))!r} holds {len(frames)} context "
@@ -423,9 +428,6 @@ class ContextFramesDataset(torch.utils.data.Dataset):
         padded = torch.zeros((self.max_frames, 3, *frames.shape[1:3]), dtype=torch.uint8)
         padded[:len(frames)] = torch.from_numpy(frames).permute(0, 3, 1, 2)
         is_pad = torch.arange(self.max_frames) >= len(frames)
-        if len(self._cache) >= self.cache_size:
-            self._cache.pop(next(iter(self._cache)))  # least recently used
-        self._cache[episode] = (padded, is_pad)
         return padded, is_pad
 
     def __getitem__(self, index: int) -> dict:

@@ -33,3 +33,25 @@ def batch(tiny_config, processor):
 def fixed_noise(tiny_config):
     generator = torch.Generator().manual_seed(123)
     return torch.randn(2, tiny_config.chunk_size, tiny_config.action_dim, generator=generator)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Training tests: tiny matmuls on a loaded 2-core machine run ~10x faster on one intra-op thread than on 2.
+    (Not autouse: the golden and modeling tests keep the default thread count.)"""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def fresh_accelerate_state():
+    """Accelerate's state is a process singleton: each train() call or CLI run in a test starts from a clean one."""
+    from accelerate.state import AcceleratorState, PartialState
+
+    AcceleratorState._reset_state(True)
+    PartialState._reset_state()
+    yield
+    AcceleratorState._reset_state(True)
+    PartialState._reset_state()

@@ -18,28 +18,11 @@ from bspatial.construction.demos import PROVENANCE_FILE, record_demos
 from bspatial.construction.navigation_vqa import CONTEXT_FRAMES, context_tour
 from bspatial.modeling.processing_bspatial_vla import CONTEXT_IMAGE_KEY, CONTEXT_IS_PAD_KEY
 
+# Shared fixtures of tests/modeling/conftest.py: one torch thread, a fresh Accelerate state per test.
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state")
+
 NAV_TASK = "move_to_table_near_sofa"   # the shortest seed-0 navigation demonstration (120 steps)
 ROLLOUT_STEPS = 12                     # two chunk requests (steps 0 and 10, the replanning threshold)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Tiny matmuls on a loaded 2-core machine: one intra-op thread is far faster (tests/modeling/test_train.py).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(autouse=True)
-def fresh_accelerate_state():
-    from accelerate.state import AcceleratorState, PartialState
-
-    AcceleratorState._reset_state(True)
-    PartialState._reset_state()
-    yield
-    AcceleratorState._reset_state(True)
-    PartialState._reset_state()
 
 
 @pytest.fixture(scope="module")

@@ -92,22 +92,7 @@ def test_no_warmup_starts_at_the_peak():
                                  0.0], rel=1e-12, abs=1e-15)
 
 
-@pytest.fixture
-def fresh_accelerate_state():
-    # Accelerate's state is a process singleton: train() must start from a clean one.
-    from accelerate.state import AcceleratorState, PartialState
-
-    AcceleratorState._reset_state(True)
-    PartialState._reset_state()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)   # tiny matmuls on a 2-core machine: one thread is much faster
-    yield
-    torch.set_num_threads(threads)
-    AcceleratorState._reset_state(True)
-    PartialState._reset_state()
-
-
-def test_train_steps_with_this_schedule(tmp_path, fresh_accelerate_state):
+def test_train_steps_with_this_schedule(tmp_path, one_torch_thread, fresh_accelerate_state):
     from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
 
     root = tmp_path / "tiny"

@@ -12,6 +12,9 @@ from bspatial.modeling.training_config import PRESETS, get_preset
 from bspatial.modeling.training_data import (FirstFrameAnchorDataset, StepBatchSampler, nested_task_subset,
                                              task_balanced_weights)
 
+# Shared fixtures of tests/modeling/conftest.py: one torch thread, a fresh Accelerate state per test.
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state")
+
 
 @pytest.fixture(scope="module")
 def dataset_root(tmp_path_factory):
@@ -26,27 +29,6 @@ def ir_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("lerobot_ir") / "tiny_ir"
     build_tiny_lerobot_dataset(root, episodes_per_task=1, frames_per_episode=20, ir_targets=True)
     return root
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Tiny matmuls on a loaded 2-core machine: 2 intra-op threads measured ~10x slower than 1.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(autouse=True)
-def fresh_accelerate_state():
-    # Accelerate's state is a process singleton: each train() call starts from a clean one.
-    from accelerate.state import AcceleratorState, PartialState
-
-    AcceleratorState._reset_state(True)
-    PartialState._reset_state()
-    yield
-    AcceleratorState._reset_state(True)
-    PartialState._reset_state()
 
 
 def test_presets_follow_table_s3():

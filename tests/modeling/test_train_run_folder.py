@@ -17,6 +17,9 @@ from typer.testing import CliRunner
 from bspatial.cli import app
 from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
 
+# Shared fixtures of tests/modeling/conftest.py: one torch thread, a fresh Accelerate state per test.
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state")
+
 TINY_STEPS = 2  # the tiny preset checkpoints every 2 steps: a 2-step run ends on a complete checkpoint
 
 
@@ -33,27 +36,6 @@ def other_data(tmp_path_factory):
     root = tmp_path_factory.mktemp("lerobot_other") / "tiny"
     build_tiny_lerobot_dataset(root, episodes_per_task=1, frames_per_episode=12, seed=1)
     return root
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Tiny matmuls on a loaded 2-core machine: one intra-op thread is much faster.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(autouse=True)
-def fresh_accelerate_state():
-    # Accelerate's state is a process singleton: each CLI run in this process starts from a clean one.
-    from accelerate.state import AcceleratorState, PartialState
-
-    AcceleratorState._reset_state(True)
-    PartialState._reset_state()
-    yield
-    AcceleratorState._reset_state(True)
-    PartialState._reset_state()
 
 
 def bspatial_train(*args):
