@@ -51,6 +51,7 @@ import numpy as np
 from bspatial.catalog.thresholds import DIRECTION_DISTRACTOR_RATIO, DISTANCE_MARGIN, SIZE_MARGIN
 from bspatial.construction.frames import MIN_ANSWER_PIXELS, MIN_VISIBLE_PIXELS
 from bspatial.construction.general import MAX_LAST_FRAME_WALL_SHARE, MIN_ROOM_PIXELS
+from bspatial.construction.quality import QualityFailure
 
 MAX_BREAK_SHARE_PCT = 1.0
 """Issue 16: the build fails if any rule is broken by more than 1% of a config's items."""
@@ -61,7 +62,7 @@ LETTERS = "ABCD"
 _RANK = re.compile(r"\b(?:(second|third) )?(largest|smallest|longest|closest|farthest)\b")
 
 
-class AuditFailure(RuntimeError):
+class AuditFailure(QualityFailure):
     """A validity rule is broken by more than :data:`MAX_BREAK_SHARE_PCT` of a config's items."""
 
 

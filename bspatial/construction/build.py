@@ -50,6 +50,8 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
 
     Raises:
         PresetShortfall: too few valid frames for a category (nothing is written).
+        QualityFailure: the data-quality gate fails: an answer leak, or an item validity rule broken by more
+            than 1% of a config's items (:mod:`~bspatial.construction.audit`; nothing is written).
         FileExistsError: ``out`` exists and is not empty (pass ``overwrite=True``).
         NotAFolderError: ``out`` is, or lies under, a file (a ``ValueError``).
         ValueError: unknown preset, or ``workers`` < 1.

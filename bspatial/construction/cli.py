@@ -29,11 +29,12 @@ def build_command(
 
     from bspatial.construction.build import build
     from bspatial.construction.presets import PresetShortfall
+    from bspatial.construction.quality import QualityFailure
 
     start = time.perf_counter()
     try:
         repos = build(preset, out, seed, overwrite=overwrite, workers=workers, ray=ray)
-    except (PresetShortfall, ValueError, FileExistsError) as error:
+    except (PresetShortfall, QualityFailure, ValueError, FileExistsError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None
     logging.getLogger(__name__).info("built in %.1f s", time.perf_counter() - start)

@@ -35,9 +35,15 @@ def builder_module(suite: str):
 
 
 def quality_report(records: Path) -> str:
-    """The data-quality report of the VQA records (issue 4 item 7), logged and returned as Markdown."""
+    """The data-quality report of the VQA records (issue 4 item 7), logged and returned as Markdown.
+
+    Raises:
+        QualityFailure: the answer-share or blind-baseline check fails on a category of at least
+            ``quality.GATE_MIN_ITEMS`` items, or (``AuditFailure``) an item validity
+            rule is broken by more than 1% of a config's items (issue 16).
+    """
     from bspatial.construction.audit import audit, check
-    from bspatial.construction.quality import quality_report
+    from bspatial.construction.quality import QualityFailure, quality_report
 
     with open(records / "vqa.jsonl", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
@@ -53,6 +59,8 @@ def quality_report(records: Path) -> str:
                                                         "pass" if answerability.ok else "FAIL",
                                                         answerability.to_markdown())
     check(answerability)   # a rule broken by more than 1% of a config's items fails the build (issue 16)
+    if not report.gate_ok:  # a leak the blind baseline (with its world-knowledge priors) finds fails it too
+        raise QualityFailure(f"data-quality report: {report.failures()}")
     return (f"{markdown}\n\nBlind baseline by task or subtype (informational; the checks are per category):\n\n{parts}"
             f"\n\nAnswerability audit (rules recomputed from the metadata with the audit's own geometry; the build "
             f"fails above 1% per config and rule):\n\n{answerability.to_markdown()}")

@@ -94,3 +94,16 @@ def test_parts_show_which_task_leaks():
     assert parts["leaky"][0] == 100 and parts["clean"][0] == 300
     assert parts["leaky"][1] > parts["clean"][1] + 10
     assert "| all | direction | leaky | 100 |" in report.parts_markdown()
+
+
+def test_the_gate_counts_failing_categories_of_fifty_items_or_more():
+    from bspatial.construction.quality import GATE_MIN_ITEMS
+
+    def rows(n):   # the answer is always option A: the blind baseline learns the letter
+        return [{"id": f"q{i}", "category": "direction", "question": "Where is it?", "frames": [f"f{i}"],
+                 "options": ["left", "right", "above", "below"][i % 4:] + ["left", "right", "above", "below"][:i % 4],
+                 "answer": "A"} for i in range(n)]
+    small = quality_report(rows(8))
+    assert not small.ok and small.gate_ok and small.failures() == ""
+    big = quality_report(rows(GATE_MIN_ITEMS))
+    assert not big.gate_ok and "all / direction (50 items): blind baseline 100.0%" in big.failures()
