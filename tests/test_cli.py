@@ -47,3 +47,15 @@ def test_train_forwards_to_the_training_command():
     result = CliRunner().invoke(app, ["train", "--preset", "help", "unused_dataset", "unused_output"])
     assert result.exit_code == 0, result.output
     assert "tiny" in result.output and "peak LR" in result.output
+
+
+def test_task_lists_take_either_spelling(tmp_path):
+    # rollout said --tasks and demos --task; both commands now take both.
+    out = tmp_path / "r"
+    result = CliRunner().invoke(app, ["rollout", "--policy", "scripted", "--split", "held_out", "--task", "reach_plate",
+                                      "--tasks", "reach_tool", "--n-episodes", "1", "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name.split("-")[0] for p in (out / "episodes").glob("*.json")) == ["reach_plate", "reach_tool"]
+    for command in ("rollout", "demos"):
+        help_text = CliRunner().invoke(app, [command, "--help"], terminal_width=200).output
+        assert "--tasks" in help_text and "--task" in help_text.replace("--tasks", "")

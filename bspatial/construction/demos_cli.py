@@ -10,7 +10,7 @@ import typer
 
 def demos_command(
     out: Path = typer.Option(..., "--out", help="Dataset folder to create (LeRobot v3: meta/, data/, videos/)."),
-    tasks: Optional[list[str]] = typer.Option(None, "--task", help="Task name (repeatable); default: the "
+    tasks: Optional[list[str]] = typer.Option(None, "--task", "--tasks", help="Task name (repeatable); default: the "
                                               "tasks of --suite."),
     episodes_per_task: int = typer.Option(2, "--episodes-per-task", min=1, help="Correct episodes wanted per task."),
     seed: int = typer.Option(0, "--seed", help="Build seed: demos use the training split "

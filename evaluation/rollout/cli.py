@@ -19,7 +19,8 @@ def rollout(
                                              "checkpoint folder, lerobot:<LeRobot checkpoint>[#select_action] or "
                                              "openpi:ws://<host>:<port>.")],
     split: Annotated[str, typer.Option(help="Evaluation split: held_out, prompt_probe (manipulation), navigation (Table S11), or spa_id / spa_ood (Spa-Bench ID / OOD cells).")] = "held_out",
-    tasks: Annotated[Optional[list[str]], typer.Option("--tasks", help="Task name (repeatable); default: every task of the split.")] = None,
+    tasks: Annotated[Optional[list[str]], typer.Option(
+        "--tasks", "--task", help="Task name (repeatable); default: every task of the split.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<policy>-<split>); reruns resume there.")] = None,
     n_episodes: Annotated[Optional[int], typer.Option(min=1, help="Episodes per task (default: the Table S2 count).")] = None,
     workers: Annotated[Optional[int], typer.Option(min=1, help="Worker processes, one simulator each (default 1); "
