@@ -180,6 +180,10 @@ def failure_stack_figure(counts: Mapping[str, Mapping[str, int]], modes: Sequenc
     of that row's labelled episodes, annotated with the count."""
     if not counts:
         raise ValueError("failure_stack_figure needs at least one row")
+    unknown = sorted({mode for row in counts.values() for mode in row} - set(modes))
+    if unknown:   # a label outside `modes` would vanish from its bar, which would then stop short of 100%
+        raise ValueError(f"failure modes {unknown} are not among the modes to draw {list(modes)} (episodes recorded "
+                         f"before the nine-mode taxonomy carry the old labels: rerun their rollout)")
     labels = list(counts)
     fig = new_figure(8.0, 1.0 + 0.45 * len(labels))
     ax = fig.subplots()

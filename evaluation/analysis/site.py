@@ -43,7 +43,6 @@ CORRELATION_RESAMPLES = 1000
 page shows the over-tasks interval only, whose 2.5 / 97.5 percentiles are stable at 1000)."""
 SCATTER_MEASURES = (("vqa", "task-grounded VQA accuracy (%)"), ("ir_tolerant", "tolerant IR accuracy (%)"))
 """Figure S9's perception scores: VQA and tolerant IR (Table 3's two columns)."""
-_FAILURE_MODES = ("success", "no_action", "wrong_object", "wrong_relation", "execution_failure")
 
 
 @dataclass(frozen=True)
@@ -198,7 +197,9 @@ def _failure_figure(records):
             counts[f"{policy_label(policy)} · {split}"] = dict(labelled)
     if not counts:
         return None
-    return plots.failure_stack_figure(counts, _FAILURE_MODES, "Primary failure modes (Spa-Bench style)")
+    from bspatial.scoring.failure_modes import FAILURE_MODES
+
+    return plots.failure_stack_figure(counts, FAILURE_MODES, "Primary failure modes (Spa-Bench style)")
 
 
 def _navigation_figures(records) -> list[tuple[str, Any]]:

@@ -37,13 +37,13 @@ def invoke(*args: str):
 EPISODES = (
     ("held_out", "reach_dice", "correct", False, "success"),
     ("held_out", "reach_dice", "correct", False, "success"),
-    ("held_out", "reach_dice", "none", True, "execution_failure"),
+    ("held_out", "reach_dice", "none", True, "missed_target"),
     ("held_out", "reach_hardback", "correct", False, "success"),
     ("held_out", "reach_tool", "wrong", False, "wrong_object"),
     ("held_out", "reach_tool", "none", False, "no_action"),
-    ("held_out", "place_carving_knife", "none", True, "execution_failure"),
+    ("held_out", "place_carving_knife", "none", True, "transport_failure"),
     ("navigation", "move_to_bathroom", "correct", False, "success"),
-    ("navigation", "move_to_bathroom", "none", False, "execution_failure"),
+    ("navigation", "move_to_bathroom", "none", False, "navigation_failure"),
 )
 
 

@@ -81,6 +81,25 @@ def test_failure_stack_shares_are_the_counts(tmp_path):
     assert {"3", "1", "2", "scripted · held_out"} <= set(_svg_texts(written["svg"]))
 
 
+def test_a_failure_label_outside_the_drawn_modes_is_refused():
+    # It used to vanish from its bar (the leaderboard drew the old five labels of a nine-mode taxonomy).
+    with pytest.raises(ValueError, match=r"failure modes \['navigation_failure'\] are not among"):
+        plots.failure_stack_figure({"random · navigation": {"navigation_failure": 2}}, ("success", "no_action"), "x")
+
+
+def test_the_leaderboard_draws_every_label_of_the_taxonomy():
+    from bspatial.evaluation.analysis.site import _failure_figure
+    from bspatial.scoring.failure_modes import PRIMARY_FAILURE_MODES
+
+    records = [{"policy": "random", "split": "navigation", "failure_mode": "navigation_failure", "task": "move_to_bar",
+                "index": 0, "outcome": "none", "status": "timeout", "soft_credit": False},
+               {"policy": "random", "split": "held_out", "failure_mode": "missed_target", "task": "reach_plate",
+                "index": 0, "outcome": "none", "status": "timeout", "soft_credit": False}]
+    fig = _failure_figure(records)
+    drawn = sorted(round(p.get_width(), 6) for p in fig.axes[0].patches if p.get_width() > 0)
+    assert drawn == [100.0, 100.0] and "navigation_failure" in PRIMARY_FAILURE_MODES
+
+
 def test_navigation_map_marks_starts_and_destination(tmp_path):
     path = np.array([[-2.0, 0.0, 0.5], [0.0, -0.5, 0.0], [3.5, -1.0, 0.0]])
     starts = [plots.NavStart("move_to_bathroom", (-2.0, 0.0, 0.5), path, True),
