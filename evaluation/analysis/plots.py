@@ -199,7 +199,9 @@ def failure_stack_figure(counts: Mapping[str, Mapping[str, int]], modes: Sequenc
     ax.set_xlabel("share of episodes (%)")
     ax.invert_yaxis()   # first row on top, as in the tables
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, ncols=len(modes), loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(labels) < 3 else -0.15))
+    # At most five legend columns: the ten labels of the taxonomy in one row would run off the canvas.
+    ax.legend(fontsize=7, ncols=min(len(modes), 5), loc="upper center",
+              bbox_to_anchor=(0.5, -0.35 if len(labels) < 3 else -0.15))
     return fig
 
 
