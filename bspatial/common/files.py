@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+import json
 import logging
 import os
 import re
@@ -181,6 +182,19 @@ def remove_stale_temp_files(folder: str | os.PathLike) -> list[Path]:
         path.unlink(missing_ok=True)
         logger.warning("removed stale %s (a write cut short by an interrupted run)", path)
     return removed
+
+
+def check_run_settings(path: str | os.PathLike, settings: dict, what: str = "a run") -> None:
+    """A run folder's settings manifest: written (atomically) on the first run; on a rerun, settings that differ
+    from the recorded ones are refused, naming each field (old, new), so one folder never mixes two runs."""
+    path = Path(path)
+    if not path.exists():
+        atomic_write_text(path, json.dumps(settings, indent=2))
+        return
+    old = json.loads(path.read_text())
+    diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
+    if diff:
+        raise ValueError(f"{path.parent} holds {what} with other settings {diff} (old, new); use another --out")
 
 
 def _exchange(a: Path, b: Path) -> bool:

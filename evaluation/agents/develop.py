@@ -39,13 +39,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bspatial.common.files import atomic_write_bytes, atomic_write_text, remove_stale_temp_files, require_folder_path
+from bspatial.common.files import (atomic_write_bytes, atomic_write_text, check_run_settings, remove_stale_temp_files,
+                                   require_folder_path)
 from bspatial.common.locks import run_folder_lock
 from bspatial.evaluation.agents import prompts
 from bspatial.evaluation.agents.prompts import Message
 from bspatial.evaluation.agents.records import agent_policy, feedback, png, program_sha, run_agent
 from bspatial.evaluation.agents.sandbox import SandboxLimits
-from bspatial.evaluation.agents.screening import SCREEN_LIMITS, RecordedScene, Screening, record_scene, screen
+from bspatial.evaluation.agents.screening import SCREEN_LIMITS, RecordedScene, record_scene, screen
 from bspatial.evaluation.agents.writers import GenerationSettings, ReplyError, Writer, make_writer, parse_reply, writer_label
 from bspatial.evaluation.rollout.plan import EpisodeSpec
 
@@ -116,14 +117,7 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _check_manifest(out: Path, settings: DevelopSettings) -> None:
-    path, new = out / MANIFEST, asdict(settings)
-    old = _read(path)
-    if old is None:
-        atomic_write_text(path, json.dumps(new, indent=2))
-        return
-    diff = {k: (old.get(k), v) for k, v in new.items() if old.get(k) != v}
-    if diff:
-        raise ValueError(f"{out} holds a development run with other settings {diff} (old, new); use another --out")
+    check_run_settings(out / MANIFEST, asdict(settings), "a development run")
 
 
 class _Loop:

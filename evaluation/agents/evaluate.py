@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from bspatial.common.files import atomic_write_text, remove_stale_temp_files, require_folder_path
+from bspatial.common.files import check_run_settings, remove_stale_temp_files, require_folder_path
 from bspatial.common.locks import run_folder_lock
 from bspatial.evaluation.agents.records import program_sha, run_agent
 from bspatial.evaluation.agents.sandbox import SandboxLimits
@@ -69,14 +69,7 @@ def evaluate_frozen(run: str | Path, out: str | Path | None = None, *, split: st
         for folder in (out, out / EPISODES_DIR):
             remove_stale_temp_files(folder)
         (out / EPISODES_DIR).mkdir(parents=True, exist_ok=True)
-        manifest = out / EVALUATION_MANIFEST
-        if manifest.exists():
-            old = json.loads(manifest.read_text())
-            diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
-            if diff:
-                raise ValueError(f"{out} holds an evaluation with other settings {diff} (old, new); use another --out")
-        else:
-            atomic_write_text(manifest, json.dumps(settings, indent=2))
+        check_run_settings(out / EVALUATION_MANIFEST, settings, "an evaluation")
         todo = [e for e in plan if not result_path(out, e).exists()]
         errors = 0
         try:

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 
 from bspatial.common.executors import check_ray_address, import_ray, open_executor
-from bspatial.common.files import atomic_write_text, remove_stale_temp_files, require_folder_path
+from bspatial.common.files import check_run_settings, remove_stale_temp_files, require_folder_path
 from bspatial.common.locks import run_folder_lock
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one, write_record
 from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, EpisodeSpec, RunSettings, plan_episodes, resolve_tasks
@@ -85,14 +85,7 @@ def _check_condition(condition: str, split: str) -> None:
 
 
 def _check_manifest(out: Path, settings: dict[str, Any]) -> None:
-    path = out / MANIFEST_NAME
-    if path.exists():
-        old = json.loads(path.read_text())
-        diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
-        if diff:
-            raise ValueError(f"{out} holds a run with other settings {diff} (old, new); use another --out")
-    else:
-        atomic_write_text(path, json.dumps(settings, indent=2))
+    check_run_settings(out / MANIFEST_NAME, settings, "a run")
 
 
 def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
