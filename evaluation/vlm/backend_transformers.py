@@ -153,18 +153,28 @@ class TransformersBackend:
         if not getattr(processor, "chat_template", None):
             raise CheckpointError(f"transformers: the processor of {self.model!r} has no chat template; "
                                   "the harness sends chat messages (images, then the prompt)")
-        processor.tokenizer.padding_side = "left"  # decoder-only batching: new tokens follow the prompt
+        return self._ready_for_batching(processor, "transformers")
+
+    def _ready_for_batching(self, processor, label: str):
+        """Left padding (decoder-only batching: new tokens follow the prompt) and a pad token, or an error."""
+        processor.tokenizer.padding_side = "left"
         if processor.tokenizer.pad_token_id is None:
-            raise CheckpointError(f"transformers: the tokenizer of {self.model!r} has no pad token; batching needs one")
+            raise CheckpointError(f"{label}: the tokenizer of {self.model!r} has no pad token; batching needs one")
         return processor
 
-    def _load_model(self):
+    def _load_kwargs(self) -> dict[str, Any]:
+        """``from_pretrained`` keyword arguments of ``dtype`` and ``device_map``."""
         import torch
-        from transformers import AutoModelForImageTextToText
 
         kwargs: dict[str, Any] = {"dtype": self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)}
         if self.device_map is not None:
             kwargs["device_map"] = self.device_map
+        return kwargs
+
+    def _load_model(self):
+        from transformers import AutoModelForImageTextToText
+
+        kwargs = self._load_kwargs()
         try:
             model, info = AutoModelForImageTextToText.from_pretrained(
                 self._source, output_loading_info=True, **kwargs, **self._hub_kwargs()

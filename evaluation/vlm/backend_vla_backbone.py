@@ -163,19 +163,13 @@ class VLABackboneBackend(TransformersBackend):
             raise CheckpointError(f"{KIND}: the tokenizer in {self.model!r} has no chat template; the harness sends chat "
                                   "messages (images, then the prompt)")
         processor = _wrap_processor(self._backbone["model_type"], tokenizer, image_processor, self.model)
-        processor.tokenizer.padding_side = "left"  # as the parent: decoder-only batching
-        if processor.tokenizer.pad_token_id is None:
-            raise CheckpointError(f"{KIND}: the tokenizer in {self.model!r} has no pad token; batching needs one")
-        return processor
+        return self._ready_for_batching(processor, KIND)
 
     def _load_model(self):
-        import torch
         from transformers import AutoModelForImageTextToText
         from transformers.utils import logging as hf_logging
 
-        kwargs: dict[str, Any] = {"dtype": self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)}
-        if self.device_map is not None:
-            kwargs["device_map"] = self.device_map
+        kwargs = self._load_kwargs()
         config = self._config()
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # the action expert's weights are expected leftovers, checked below
