@@ -8,12 +8,13 @@ real prompt (instruction + 256-bin state text) belongs to the processor.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from .configuration_bspatial_vla import BSpatialVLAConfig
-from .tiny_backbone import build_tiny_processor, tiny_policy_config
+from .tiny_backbone import build_tiny_processor, build_tiny_tokenizer, tiny_policy_config, tiny_vlm_config
 
 def make_batch(config: BSpatialVLAConfig, processor, batch_size: int = 2, image_size: int = 32,
                seed: int = 0, num_images: int | None = None, instructions: list[str] | None = None) -> dict:
@@ -85,7 +86,26 @@ def build_tiny_lerobot_dataset(root, tasks: tuple[str, ...] = ("pick up the cup"
     return dataset
 
 
-__all__ = ["build_tiny_lerobot_dataset", "build_tiny_processor", "build_tiny_tokenizer", "make_batch", "tiny_policy_config", "tiny_vlm_config"]
+__all__ = ["build_tiny_lerobot_dataset", "build_tiny_processor", "build_tiny_tokenizer", "make_batch", "tiny_policy_config", "train_tiny_run", "tiny_vlm_config"]
+
+
+def train_tiny_run(dataset_root, output_dir) -> Path:
+    """Train the ``tiny`` preset on ``dataset_root`` into ``output_dir`` for a test fixture: one torch thread
+    (tiny matmuls on a 2-core machine are ~10x faster on one) and Accelerate's process-wide state reset after,
+    so the next train() in the same test process starts clean. Returns ``output_dir``."""
+    from accelerate.state import AcceleratorState, PartialState
+
+    from .train import train
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        train("tiny", str(dataset_root), str(output_dir))
+    finally:
+        torch.set_num_threads(threads)
+        AcceleratorState._reset_state(True)
+        PartialState._reset_state()
+    return Path(output_dir)
 
 
 def open_expert_gates(model, seed: int) -> None:

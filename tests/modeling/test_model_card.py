@@ -11,32 +11,21 @@ import pytest
 from huggingface_hub import ModelCard
 
 from bspatial.modeling.model_card import ProtocolResult, render_model_card
-from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
-from bspatial.modeling.train import checkpoint_dir, train
+from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset, train_tiny_run
+from bspatial.modeling.train import checkpoint_dir
 
 REPO_ID = "behavior-spatial/demos"
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
-    import torch
-    from accelerate.state import AcceleratorState, PartialState
-
     root = tmp_path_factory.mktemp("cards")
     data = root / "demos"
     build_tiny_lerobot_dataset(data, frames_per_episode=40)
     # What `bspatial demos` writes beside the LeRobot files (bspatial.construction.demos.PROVENANCE_FILE);
     # the card reads only its repo id.
     (data / "meta" / "bspatial_demos.json").write_text(json.dumps({"repo_id": REPO_ID}))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        train("tiny", str(data), str(root / "run"))
-    finally:
-        torch.set_num_threads(threads)
-        AcceleratorState._reset_state(True)
-        PartialState._reset_state()
-    return root / "run"
+    return train_tiny_run(data, root / "run")
 
 
 def fingerprint(run: Path) -> str:

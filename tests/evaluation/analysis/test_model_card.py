@@ -13,7 +13,7 @@ from huggingface_hub import ModelCard
 from typer.testing import CliRunner
 
 from bspatial.catalog.schema import STATE_DIM
-from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
+from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset, train_tiny_run
 
 TASK = "reach_dice"
 
@@ -31,23 +31,10 @@ def _ok(result) -> None:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> Path:
     """A tiny run whose policy takes the simulator's proprioception (so it can be rolled out)."""
-    import torch
-    from accelerate.state import AcceleratorState, PartialState
-
-    from bspatial.modeling.train import train
-
     root = tmp_path_factory.mktemp("model_card")
     data = root / "demos"
     build_tiny_lerobot_dataset(data, state_dim=STATE_DIM, frames_per_episode=40)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        train("tiny", str(data), str(root / "run"))
-    finally:
-        torch.set_num_threads(threads)
-        AcceleratorState._reset_state(True)
-        PartialState._reset_state()
-    return root / "run"
+    return train_tiny_run(data, root / "run")
 
 
 @pytest.fixture(scope="module")
