@@ -59,3 +59,10 @@ def test_task_lists_take_either_spelling(tmp_path):
     for command in ("rollout", "demos"):
         help_text = CliRunner().invoke(app, [command, "--help"], terminal_width=200).output
         assert "--tasks" in help_text and "--task" in help_text.replace("--tasks", "")
+
+
+def test_help_names_the_ray_extra_with_its_brackets():
+    # Typer renders help through rich markup, which swallowed an unescaped "[ray]" ("pip install 'behavior-spatial'").
+    for command in ("build", "demos", "rollout"):
+        help_text = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"}).output
+        assert "'behavior-spatial[ray]'" in " ".join(help_text.split()), (command, help_text)

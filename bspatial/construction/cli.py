@@ -21,7 +21,7 @@ def build_command(
                                           "preset. With --ray: Ray actors (default: one per cluster CPU)."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Run the jobs on Ray actors: 'auto' (join the cluster Ray "
                                       "finds, else start a local one) or a cluster address host:port (then --out on a "
-                                      "filesystem every node mounts). Needs pip install 'behavior-spatial[ray]'."),
+                                      "filesystem every node mounts). Needs pip install 'behavior-spatial\\[ray]'."),
 ) -> None:
     """Build the benchmark's VQA and IR suites as Hub-shaped parquet repos."""
     import logging

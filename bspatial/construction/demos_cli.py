@@ -28,7 +28,7 @@ def demos_command(
                                           "each (default 1); with --ray, Ray actors (default: one per cluster CPU)."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Record on Ray actors: 'auto' (join the cluster Ray finds, "
                                       "else start a local one) or a cluster address host:port. Needs "
-                                      "pip install 'behavior-spatial[ray]'."),
+                                      "pip install 'behavior-spatial\\[ray]'."),
 ) -> None:
     """Record scripted-expert demonstrations as one LeRobot v3 dataset: video cameras, named state / action
     dimensions, finite statistics (exact q01/q99, the oracle IR target as a masked label outside observation.*),

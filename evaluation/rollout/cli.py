@@ -27,7 +27,7 @@ def rollout(
                                                    "with --ray, Ray actors (default: one per cluster CPU).")] = None,
     ray: Annotated[Optional[str], typer.Option(
         "--ray", help="Run the episodes on Ray actors: 'auto' (join the cluster Ray finds, else start a local one) "
-                      "or a cluster address host:port. Needs pip install 'behavior-spatial[ray]'.")] = None,
+                      "or a cluster address host:port. Needs pip install 'behavior-spatial\\[ray]'.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the policy's randomness.")] = 0,
     max_steps: Annotated[Optional[int], typer.Option(min=1, help="Cap on each episode's step budget (smoke runs).")] = None,
     latency_steps: Annotated[int, typer.Option(min=0, help="Checkpoints: 0 = synchronous controller, k = async with k-step latency.")] = 0,
