@@ -16,6 +16,14 @@ Kinematic layout (all names prefixed ``robot/``; every length in metres):
 Every robot body has gravity compensation, so joint-position control holds poses without sag.
 Robot geoms never collide with each other (contype 2 / conaffinity 1) but do with the scene.
 
+Looks (issue 15): the collision geoms above are a stick figure. :func:`add_r1pro_visuals` dresses it in
+R1Pro proportions (a wheeled base with three drive wheels and a bumper, a white-shelled torso column
+with dark joint housings, a chest, a head with a stereo face plate, two 7-DoF arms with shoulder / elbow
+/ wrist housings and white link shells, parallel grippers with a palm and finger plates). Every one of
+those geoms is *visual only*: contype = conaffinity = 0 and in :data:`VISUAL_GROUP`, and every body keeps
+its explicit inertia, so contacts, masses and therefore physics, experts and step budgets are unchanged
+(``tests/sim/test_robot_visuals.py`` replays a motion with and without them and compares trajectories).
+
 Proprioceptive state (``robot_state().proprio``, 84 floats, float32), index by index
 (:data:`bspatial.catalog.schema.PROPRIO_SLICES` is the machine-readable form; a test keeps the two in sync):
 
@@ -102,15 +110,35 @@ def _body(parent, name: str, pos, mass: float, gravcomp: bool = True):
     return body
 
 
-def _geom(body, kind, size, pos=(0, 0, 0), rgba=(0.85, 0.85, 0.88, 1.0), collide=True, fromto=None):
+VISUAL_GROUP = 2
+"""Geom group of the visual-only R1Pro shell (group 1 holds the collision geoms); both render by default."""
+SHELL_RGBA = (0.93, 0.93, 0.94, 1.0)     # R1Pro's white shells
+JOINT_RGBA = (0.16, 0.16, 0.18, 1.0)     # dark joint housings, bumper, grippers
+TRIM_RGBA = (0.45, 0.47, 0.52, 1.0)
+
+
+def _geom(body, kind, size, pos=(0, 0, 0), rgba=(0.85, 0.85, 0.88, 1.0), collide=True, fromto=None, quat=None):
     geom = body.add_geom(type=kind, size=list(size) + [0] * (3 - len(size)), rgba=list(rgba))
     if fromto is not None:
         geom.fromto = list(fromto)
     else:
         geom.pos = list(pos)
+    if quat is not None:
+        geom.quat = list(quat)
     geom.contype, geom.conaffinity = (2, 1) if collide else (0, 0)
     geom.group = 1
     return geom
+
+
+def _visual(body, kind, size, pos=(0, 0, 0), rgba=SHELL_RGBA, fromto=None, quat=None):
+    """A visual-only geom: no contacts (contype = conaffinity = 0), no mass (bodies have explicit inertia)."""
+    geom = _geom(body, kind, size, pos, rgba, collide=False, fromto=fromto, quat=quat)
+    geom.group = VISUAL_GROUP
+    geom.density = 0.0
+    return geom
+
+
+_ALONG_Y = (math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0)   # turns a cylinder's z axis onto y
 
 
 def _hinge(body, name, axis, rng, armature=0.05, damping=1.0):
@@ -133,9 +161,6 @@ def build_robot(spec: mujoco.MjSpec) -> None:
     base.add_joint(name=BASE_JOINTS[1], type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[0, 1, 0], armature=1.0)
     base.add_joint(name=BASE_JOINTS[2], type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1], armature=1.0)
     _geom(base, G.mjGEOM_BOX, (0.30, 0.25, 0.12), (0, 0, 0.18), rgba=(0.25, 0.25, 0.28, 1))
-    for angle in (0.0, 2.094, 4.189):  # three omni wheels, visual only
-        _geom(base, G.mjGEOM_CYLINDER, (0.06, 0.02), (0.22 * math.cos(angle), 0.22 * math.sin(angle), 0.06),
-              rgba=(0.1, 0.1, 0.1, 1), collide=False)
 
     parent, z = base, BASE_TOP
     lengths = (0.25, 0.25, 0.20)
@@ -157,6 +182,7 @@ def build_robot(spec: mujoco.MjSpec) -> None:
         _build_arm(chest, side, (0, sign * 0.25, 0.25))
 
     _add_actuators(spec)
+    add_r1pro_visuals(spec)
 
 
 def _build_arm(chest, side: str, shoulder_pos) -> None:
@@ -189,6 +215,71 @@ def _build_arm(chest, side: str, shoulder_pos) -> None:
         geom = _geom(finger, G.mjGEOM_BOX, (0.015, 0.006, 0.035), (0, sign * 0.006, -0.035), rgba=(0.15, 0.15, 0.17, 1))
         geom.friction = [1.5, 0.01, 0.001]
         geom.name = f"{PREFIX}{side}_finger_{suffix}_pad"
+
+
+def add_r1pro_visuals(spec: mujoco.MjSpec) -> None:
+    """Dress the robot of ``spec`` (built by :func:`build_robot`) in R1Pro-like visual-only geoms.
+
+    Sizes follow R1Pro's proportions on our kinematics: a 0.62 x 0.54 m base 0.32 m tall on three wheels,
+    a torso column ~0.17 m wide, shoulders 0.5 m apart, arm links ~0.1 m thick, a palm ~0.15 m wide.
+    Shells stay clear of the head camera (0.07 m in front of the head) and of the wrist cameras (0.07 m
+    along the hand's x): the views see the arms and fingers, not the inside of a shell.
+    """
+    G = mujoco.mjtGeom
+    body = {b.name.removeprefix(PREFIX): b for b in spec.bodies if b.name.startswith(PREFIX)}
+    base = body["base"]
+    _visual(base, G.mjGEOM_BOX, (0.31, 0.27, 0.03), (0, 0, 0.09), rgba=JOINT_RGBA)           # bumper band
+    _visual(base, G.mjGEOM_BOX, (0.29, 0.245, 0.012), (0, 0, 0.305))                          # top deck
+    _visual(base, G.mjGEOM_BOX, (0.012, 0.16, 0.03), (0.305, 0, 0.2), rgba=(0.05, 0.05, 0.07, 1))  # sensor strip
+    for angle in (0.0, 2.094, 4.189):   # three steerable drive wheels in wells at the base's corners
+        c, s_ = math.cos(angle), math.sin(angle)
+        _visual(base, G.mjGEOM_CYLINDER, (0.075, 0.03), (0.21 * c, 0.19 * s_, 0.075), rgba=(0.08, 0.08, 0.08, 1),
+                quat=_yaw_quat_along_y(angle))
+        _visual(base, G.mjGEOM_CYLINDER, (0.035, 0.032), (0.21 * c, 0.19 * s_, 0.075), rgba=TRIM_RGBA,
+                quat=_yaw_quat_along_y(angle))
+    for i, length in enumerate((0.25, 0.25, 0.20)):        # torso column: joint housing + white link shell
+        link = body[f"torso_{i + 1}"]
+        _visual(link, G.mjGEOM_CYLINDER, (0.085, 0.09), (0, 0, 0), rgba=JOINT_RGBA, quat=_ALONG_Y)
+        _visual(link, G.mjGEOM_BOX, (0.075, 0.085, length / 2 - 0.05), (0, 0, length / 2))
+    chest = body["torso_4"]
+    _visual(chest, G.mjGEOM_BOX, (0.11, 0.19, 0.14), (-0.01, 0, 0.14))                          # chest shell
+    _visual(chest, G.mjGEOM_BOX, (0.005, 0.12, 0.06), (0.1, 0, 0.16), rgba=TRIM_RGBA)           # chest panel
+    _visual(chest, G.mjGEOM_CYLINDER, (0.07, 0.02), (0, 0, 0.02), rgba=JOINT_RGBA)              # waist yaw ring
+    head = body["head"]
+    _visual(head, G.mjGEOM_BOX, (0.05, 0.115, 0.065), (-0.015, 0, 0.005))                       # head shell
+    _visual(head, G.mjGEOM_BOX, (0.004, 0.1, 0.035), (0.062, 0, 0.0), rgba=(0.03, 0.03, 0.04, 1))  # face plate
+    for y in (-0.06, 0.06):                                                                      # stereo lenses
+        _visual(head, G.mjGEOM_CYLINDER, (0.014, 0.004), (0.066, y, 0.0), rgba=TRIM_RGBA,
+                quat=(math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0))
+    for side in ARMS:
+        _arm_visuals(body, side)
+
+
+def _yaw_quat_along_y(yaw: float) -> list[float]:
+    """A cylinder turned onto the y axis, then yawed: a wheel rolling along heading ``yaw``."""
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, np.array([math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)]), np.array(_ALONG_Y))
+    return out.tolist()
+
+
+def _arm_visuals(body: dict, side: str) -> None:
+    G = mujoco.mjtGeom
+    link = lambda i: body[f"{side}_arm_link_{i}"]  # noqa: E731
+    _visual(link(1), G.mjGEOM_CYLINDER, (0.07, 0.06), (0, 0, 0), rgba=JOINT_RGBA, quat=_ALONG_Y)    # shoulder
+    _visual(link(2), G.mjGEOM_SPHERE, (0.066,), (0, 0, -0.03))
+    _visual(link(3), G.mjGEOM_CAPSULE, (0.054,), fromto=(0, 0, -0.05, 0, 0, -0.24))                # upper arm
+    _visual(link(4), G.mjGEOM_CYLINDER, (0.058, 0.05), (0, 0, 0), rgba=JOINT_RGBA, quat=_ALONG_Y)   # elbow
+    _visual(link(5), G.mjGEOM_CAPSULE, (0.047,), fromto=(0, 0, -0.04, 0, 0, -0.21))                # forearm
+    _visual(link(6), G.mjGEOM_CYLINDER, (0.046, 0.042), (0, 0, 0), rgba=JOINT_RGBA, quat=_ALONG_Y)  # wrist
+    _visual(link(7), G.mjGEOM_CYLINDER, (0.042, 0.012), (0, 0, -0.004), rgba=TRIM_RGBA)           # flange
+    hand = body[f"{side}_hand"]
+    # Palm: wide along the finger axis (y), no deeper along x than the collision box, so the wrist camera
+    # (0.07 m along x) looks past it.
+    _visual(hand, G.mjGEOM_BOX, (0.034, 0.075, 0.026), (0, 0, -0.045), rgba=JOINT_RGBA)
+    for suffix, sign in (("a", 1), ("b", -1)):
+        finger = body[f"{side}_finger_{suffix}"]
+        _visual(finger, G.mjGEOM_BOX, (0.017, 0.004, 0.028), (0, sign * 0.016, -0.03), rgba=TRIM_RGBA)
+        _visual(finger, G.mjGEOM_BOX, (0.016, 0.008, 0.008), (0, sign * 0.008, -0.066), rgba=JOINT_RGBA)
 
 
 def _add_actuators(spec: mujoco.MjSpec) -> None:
