@@ -46,6 +46,7 @@ from bspatial.world.furniture import (DEFAULT_LIGHTS, TOP_CAMERA, Support, bed, 
 from bspatial.world.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Surface
 from bspatial.world.textures import rgba, tile_texture, wood_texture
 from bspatial.world import objects as shapes
+from bspatial.world.assets import dress
 
 N_GENERAL_ACTIVITIES = 49
 """Section 3.3: "General VQA spans 49 activities"."""
@@ -201,8 +202,8 @@ def make_object(kind: ObjectKind, name: str, length: float, position, yaw: float
     else:
         raise ValueError(f"object kind {kind.category!r}.shape must be box/cylinder/sphere/bottle/pan/builder:*, "
                          f"got {kind.shape!r}")
-    return ObjectSpec(name=name, category=kind.category, parts=tuple(parts),
-                      pose=Pose.from_xy_yaw(position[0], position[1], position[2], yaw), mass=0.3)
+    return dress(ObjectSpec(name=name, category=kind.category, parts=tuple(parts),
+                            pose=Pose.from_xy_yaw(position[0], position[1], position[2], yaw), mass=0.3))
 
 
 def _from_builder(kind: ObjectKind, name, length, position, yaw, rng) -> ObjectSpec:

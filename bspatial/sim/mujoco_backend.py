@@ -32,7 +32,7 @@ from bspatial.catalog.schema import ACTION_SLICES, ARMS, CAMERAS, CONSTRUCTION_F
 from bspatial.sim.backend import (BoundingBox, CameraFrame, Contact, IKResult, ObjectPose, RobotState, StepResult,
                                   check_action)
 from bspatial.scoring.geometry import intrinsics_from_fovy
-from bspatial.sim.render import SegmentationRenderer, camera_to_world
+from bspatial.sim.render import HIDDEN_GROUP, SegmentationRenderer, camera_to_world
 from bspatial.world.spec import ObjectSpec, Part, SceneSpec, Texture
 
 logger = logging.getLogger(__name__)
@@ -47,6 +47,7 @@ SHADOW_SIZE = 1024              # CPU render profile (DESIGN §3)
 FLOOR_GRID = 1.0                # m between the floor plane's render grid lines: a fine grid (0.05) costs ~6 ms a pass on llvmpipe
 FLOOR_INSTANCE, FLOOR_NAME, ROBOT_NAME = 0, "floor", "robot"
 _SCENE_COLLISION = (1, 3)       # contype, conaffinity of scene geoms (robot geoms are (2, 1))
+
 _BAD_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                  mujoco.mjtWarning.mjWARN_BADQACC)
 
@@ -67,6 +68,8 @@ def _route_mujoco_warnings() -> None:
 
 def _half_size(part: Part) -> list[float]:
     s = part.size
+    if part.kind == "mesh":
+        return [0.0, 0.0, 0.0]   # a mesh geom takes its size from the mesh asset
     if part.kind == "box":
         return [s[0] / 2, s[1] / 2, s[2] / 2]
     if part.kind in ("cylinder", "capsule"):
@@ -76,6 +79,8 @@ def _half_size(part: Part) -> list[float]:
 
 def _volume(part: Part) -> float:
     s = part.size
+    if part.kind == "mesh":
+        return 0.0   # visual only: a mesh carries no mass, so the primitives alone decide the physics
     if part.kind == "box":
         return s[0] * s[1] * s[2]
     if part.kind == "cylinder":
@@ -156,6 +161,7 @@ class MujocoBackend:
         spec.visual.headlight.diffuse = [0.35, 0.35, 0.35]
         spec.stat.extent = 10.0                # fixes near/far planes independent of scene contents
         self._textures: dict[str, str] = {}
+        self._meshes: dict[tuple, str] = {}
         floor = spec.worldbody.add_geom(name=FLOOR_NAME, type=mujoco.mjtGeom.mjGEOM_PLANE,
                                         size=[scene.floor_size[0] / 2, scene.floor_size[1] / 2, FLOOR_GRID],
                                         rgba=list(scene.floor_rgba))
@@ -201,16 +207,47 @@ class MujocoBackend:
             self._textures[texture.name] = mat.name
         return self._textures[texture.name]
 
+    def _mesh_asset(self, spec: mujoco.MjSpec, part: Part) -> str:
+        """The mesh asset of ``part``, built once per model per (mesh bytes, size).
+
+        Key: :attr:`Mesh.key` (a digest of vertices, faces and texcoords) plus the part's size rounded
+        to 0.1 mm, since MuJoCo scales the asset, not the geom; equal keys share one asset, so a scene
+        of ten same-sized plates uploads one plate mesh. Built from memory (``uservert`` /
+        ``userface``), no files.
+        """
+        key = (part.mesh.key, *(round(v, 4) for v in part.size))
+        if key not in self._meshes:
+            name = f"mesh/{part.mesh.key}/{len(self._meshes)}"
+            mesh = spec.add_mesh(name=name)
+            mesh.uservert = part.mesh.vertices.reshape(-1).tolist()
+            mesh.userface = part.mesh.faces.reshape(-1).tolist()
+            if part.mesh.texcoords is not None:
+                # MuJoCo's texture v axis runs bottom-up; our images have row 0 at the top.
+                uv = part.mesh.texcoords.copy()
+                uv[:, 1] = 1.0 - uv[:, 1]
+                mesh.usertexcoord = uv.reshape(-1).tolist()
+            mesh.scale = list(part.size)
+            # Visual meshes carry no mass (geom mass 0); shell inertia keeps MuJoCo from rejecting thin
+            # or open shapes it would otherwise try to fill with volume.
+            mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+            self._meshes[key] = name
+        return self._meshes[key]
+
     def _add_object(self, spec: mujoco.MjSpec, obj: ObjectSpec) -> None:
         body = spec.worldbody.add_body(name=obj.name, pos=list(obj.pose.position), quat=list(obj.pose.quat))
         if not obj.static:
             body.add_freejoint(name=f"{obj.name}/free")
         volumes = np.array([_volume(p) for p in obj.parts])
         kinds = {"box": mujoco.mjtGeom.mjGEOM_BOX, "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
-                 "sphere": mujoco.mjtGeom.mjGEOM_SPHERE, "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE}
+                 "sphere": mujoco.mjtGeom.mjGEOM_SPHERE, "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
+                 "mesh": mujoco.mjtGeom.mjGEOM_MESH}
         for i, part in enumerate(obj.parts):
             geom = body.add_geom(name=f"{obj.name}/{i}", type=kinds[part.kind], size=_half_size(part),
                                  pos=list(part.pose.position), quat=list(part.pose.quat), rgba=list(part.rgba))
+            if part.kind == "mesh":
+                geom.meshname = self._mesh_asset(spec, part)
+            if not part.visible:
+                geom.group = HIDDEN_GROUP
             geom.friction = [obj.friction, 0.005, 0.0001]
             geom.contype, geom.conaffinity = _SCENE_COLLISION if part.collide else (0, 0)
             geom.mass = float(obj.mass * volumes[i] / volumes.sum())

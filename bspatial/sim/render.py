@@ -22,6 +22,14 @@ import numpy as np
 BACKGROUND = -1
 """Segmentation id of pixels where nothing was rendered."""
 
+HIDDEN_GROUP = 3
+"""Geom group of invisible colliders (``Part(visible=False)``: the primitives under a visual mesh).
+
+Both passes of :class:`SegmentationRenderer` draw from one scene update with this group switched off,
+so segmentation (and the visibility filters and IR labels built on it) sees the visual mesh, never the
+collider. MuJoCo's default ``MjvOption`` also draws groups 0-2 only, so ``mujoco.Renderer`` and the
+viewer hide the colliders the same way."""
+
 
 def gl_context_class() -> type:
     """MuJoCo's GL context class, or a headless one when mujoco defaulted to GLFW without a display.
@@ -89,6 +97,7 @@ class SegmentationRenderer:
         self._ctx.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
         self.scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom + 100))
         self.option = mujoco.MjvOption()
+        self.option.geomgroup[HIDDEN_GROUP] = 0
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         extent = model.stat.extent

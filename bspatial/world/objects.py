@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from bspatial.world.assets import dress
 from bspatial.world.spec import ObjectSpec, Part, Pose
 from bspatial.world.textures import (board_game_texture, book_texture, dice_texture, label_texture, paperback_texture,
                                    pizza_texture, rgba)
@@ -25,8 +26,11 @@ _ALONG_X = (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0)  # local z -
 
 
 def _obj(name, category, parts, position, yaw=0.0, mass=0.2, friction=1.0) -> ObjectSpec:
-    return ObjectSpec(name=name, category=category, parts=tuple(parts),
-                      pose=Pose.from_xy_yaw(position[0], position[1], position[2], yaw), mass=mass, friction=friction)
+    # The primitives below decide physics and size; dress() hides them under the category's visual
+    # mesh (bspatial.world.assets) where one exists, leaving contacts and masses exactly as they are.
+    return dress(ObjectSpec(name=name, category=category, parts=tuple(parts),
+                            pose=Pose.from_xy_yaw(position[0], position[1], position[2], yaw), mass=mass,
+                            friction=friction))
 
 
 # ----------------------------------------------------------------------------- food

@@ -15,6 +15,12 @@ Conventions:
   height z); a cylinder is (radius, height); a sphere is (radius,); a capsule is (radius, length of
   the straight part).
 * ``static`` objects are fixed to the world (furniture); the others get a free joint.
+* A ``"mesh"`` part is visual only: it never collides and carries no mass, so physics is decided by the
+  primitive parts alone. Its :class:`Mesh` is stored normalised (its bounding box is the unit cube
+  centred at the origin) and the part's ``size`` (x, y, z full extents) stretches it, so rescaling an
+  object (``dataclasses.replace(part, size=...)``) rescales its mesh too. A primitive part with
+  ``visible=False`` is a collider only: it shapes contacts and mass but is never drawn (nor seen by
+  segmentation); an object wears a mesh by hiding its primitives (:mod:`bspatial.world.assets`).
 
 Example:
     >>> plate = ObjectSpec(name="plate_0", category="plate",
@@ -40,11 +46,14 @@ from typing import Literal
 
 import numpy as np
 
-ShapeKind = Literal["box", "cylinder", "sphere", "capsule"]
-SHAPE_KINDS: tuple[str, ...] = ("box", "cylinder", "sphere", "capsule")
-_SIZE_LEN = {"box": 3, "cylinder": 2, "sphere": 1, "capsule": 2}
+ShapeKind = Literal["box", "cylinder", "sphere", "capsule", "mesh"]
+SHAPE_KINDS: tuple[str, ...] = ("box", "cylinder", "sphere", "capsule", "mesh")
+PRIMITIVE_KINDS: tuple[str, ...] = ("box", "cylinder", "sphere", "capsule")
+_SIZE_LEN = {"box": 3, "cylinder": 2, "sphere": 1, "capsule": 2, "mesh": 3}
 _SIZE_DOC = {"box": "(x, y, z) full extents", "cylinder": "(radius, height)", "sphere": "(radius,)",
-             "capsule": "(radius, straight length)"}
+             "capsule": "(radius, straight length)", "mesh": "(x, y, z) full extents of its bounding box"}
+MESH_NORMALISE_ATOL = 1e-9
+"""How far a normalised mesh's bounding box may be from the unit cube centred at the origin."""
 
 DEFAULT_CAMERA_FOVY_DEG = 60.0
 """Vertical field of view of scene cameras unless a spec says otherwise."""
@@ -142,17 +151,68 @@ class Texture:
         object.__setattr__(self, "repeat", _vec(f"texture {self.name!r}.repeat", self.repeat, 2))
 
 
+@dataclass(frozen=True, eq=False)
+class Mesh:
+    """A triangle mesh normalised to the unit cube: its bounding box is [-0.5, 0.5] on every axis.
+
+    Attributes:
+        vertices: (V, 3) float64, bounding box exactly the unit cube centred at the origin.
+        faces: (F, 3) int32 vertex indices, counter-clockwise seen from outside (outward normals).
+        texcoords: optional (V, 2) float64 texture coordinates in [0, 1], one per vertex.
+
+    :attr:`key` (a digest of the bytes) names the mesh asset in a backend, so identical meshes are
+    built once per model however many parts use them.
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    texcoords: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        v = np.ascontiguousarray(self.vertices, dtype=np.float64)
+        f = np.ascontiguousarray(self.faces, dtype=np.int32)
+        if v.ndim != 2 or v.shape[1] != 3 or len(v) < 4 or not np.all(np.isfinite(v)):
+            raise ValueError(f"mesh.vertices must be (V>=4, 3) finite, got shape {v.shape}")
+        if f.ndim != 2 or f.shape[1] != 3 or len(f) < 4 or f.min() < 0 or f.max() >= len(v):
+            raise ValueError(f"mesh.faces must be (F>=4, 3) indices into {len(v)} vertices, got shape {f.shape}")
+        lo, hi = v.min(0), v.max(0)
+        if not (np.allclose(lo, -0.5, atol=MESH_NORMALISE_ATOL) and np.allclose(hi, 0.5, atol=MESH_NORMALISE_ATOL)):
+            raise ValueError(f"mesh.vertices must span the unit cube [-0.5, 0.5]^3, got min {lo.tolist()} "
+                             f"max {hi.tolist()}")
+        object.__setattr__(self, "vertices", v)
+        object.__setattr__(self, "faces", f)
+        if self.texcoords is not None:
+            t = np.ascontiguousarray(self.texcoords, dtype=np.float64)
+            if t.shape != (len(v), 2) or not np.all(np.isfinite(t)):
+                raise ValueError(f"mesh.texcoords must be ({len(v)}, 2) finite, got shape {t.shape}")
+            object.__setattr__(self, "texcoords", t)
+
+    @functools.cached_property
+    def key(self) -> str:
+        """Hex digest of vertices, faces and texcoords: equal meshes share one backend asset."""
+        import hashlib
+
+        digest = hashlib.sha1(self.vertices.tobytes())
+        digest.update(self.faces.tobytes())
+        if self.texcoords is not None:
+            digest.update(self.texcoords.tobytes())
+        return digest.hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Part:
     """One primitive of an object's shape, posed in the object's frame.
 
     Attributes:
-        kind: "box", "cylinder", "sphere" or "capsule".
-        size: full extents, see the module docstring (box (x, y, z); cylinder (radius, height)...).
+        kind: "box", "cylinder", "sphere", "capsule" or "mesh".
+        size: full extents, see the module docstring (box (x, y, z); cylinder (radius, height)...;
+            mesh (x, y, z) of its bounding box, centred on the part frame).
         pose: placement in the object frame (a cylinder's axis is the local z).
         rgba: colour in [0, 1]; multiplied with the texture when there is one.
-        texture: optional :class:`Texture`.
+        texture: optional :class:`Texture` (on a mesh it needs the mesh's texcoords).
         collide: False for decoration (labels, handles drawn flat) that must not touch anything.
+        mesh: the :class:`Mesh` of a "mesh" part (required there, forbidden elsewhere).
+        visible: False for a collider that is never drawn (an object dressed in a visual mesh).
     """
 
     kind: ShapeKind
@@ -161,10 +221,19 @@ class Part:
     rgba: tuple[float, float, float, float] = (0.7, 0.7, 0.7, 1.0)
     texture: Texture | None = None
     collide: bool = True
+    mesh: Mesh | None = None
+    visible: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in SHAPE_KINDS:
             raise ValueError(f"part.kind must be one of {SHAPE_KINDS}, got {self.kind!r}")
+        if (self.kind == "mesh") != (self.mesh is not None):
+            raise ValueError(f"part.mesh must be given exactly when part.kind is 'mesh', got kind {self.kind!r} "
+                             f"with mesh {'set' if self.mesh is not None else 'None'}")
+        if self.kind == "mesh" and self.collide:
+            raise ValueError("part.collide must be False for a 'mesh' part (meshes are visual only), got True")
+        if self.kind == "mesh" and not self.visible:
+            raise ValueError("part.visible must be True for a 'mesh' part (an invisible visual is nothing), got False")
         size = _vec(f"part.size ({self.kind}: {_SIZE_DOC[self.kind]})", self.size, _SIZE_LEN[self.kind])
         if min(size) <= 0:
             raise ValueError(f"part.size must be positive, got {self.size!r}")
@@ -177,7 +246,7 @@ class Part:
     def local_half_extents(self) -> np.ndarray:
         """Half extents of this part's own axis-aligned box (in the part frame)."""
         s = self.size
-        if self.kind == "box":
+        if self.kind in ("box", "mesh"):
             return np.array(s) / 2
         if self.kind == "cylinder":
             return np.array([s[0], s[0], s[1] / 2])
@@ -215,6 +284,9 @@ class ObjectSpec:
         parts = tuple(self.parts)
         if not parts or not all(isinstance(p, Part) for p in parts):
             raise ValueError(f"object {self.name!r}.parts must be a non-empty sequence of Part, got {self.parts!r}")
+        if all(p.kind == "mesh" for p in parts):
+            raise ValueError(f"object {self.name!r}.parts must include a primitive (mesh parts are visual only and "
+                             f"carry no mass), got only mesh parts")
         object.__setattr__(self, "parts", parts)
         if not (self.mass > 0 and math.isfinite(self.mass)):
             raise ValueError(f"object {self.name!r}.mass must be positive, got {self.mass!r}")

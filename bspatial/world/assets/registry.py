@@ -1,0 +1,36 @@
+"""Category -> procedural model, merged from the family modules (one explicit list, no import-time
+registration); a category in two families is an error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from bspatial.world.assets import boxes, composed, revolve, tools
+from bspatial.world.assets.geometry import Piece
+
+Model = Callable[[np.random.Generator, np.ndarray, tuple[float, float, float]], list[Piece]]
+FAMILIES = {"revolve": revolve.MODELS, "tools": tools.MODELS, "composed": composed.MODELS, "boxes": boxes.MODELS}
+
+
+def _merge() -> dict[str, Model]:
+    merged: dict[str, Model] = {}
+    for family, models in FAMILIES.items():
+        for category, model in models.items():
+            if category in merged:
+                raise ValueError(f"category {category!r} has a model in two families (second: {family!r})")
+            merged[category] = model
+    return merged
+
+
+MODELS: dict[str, Model] = _merge()
+"""Every category with a procedural mesh model."""
+
+
+def family_of(category: str) -> str:
+    """The family module that models ``category``; unknown categories raise listing the known ones."""
+    for family, models in FAMILIES.items():
+        if category in models:
+            return family
+    raise ValueError(f"category must be one of {sorted(MODELS)}, got {category!r}")

@@ -1,0 +1,113 @@
+"""Visual meshes in the MuJoCo backend: physics is exactly that of the primitives, meshes are shared
+assets, and segmentation sees the visual mesh, not the hidden collider.
+
+The "before meshes" scene is built here from the dressed spec by dropping its mesh parts and making
+its primitives visible again (plain dataclasses.replace, not the library's own undressing).
+"""
+
+import dataclasses
+
+import numpy as np
+
+from bspatial.sim.mujoco_backend import MujocoBackend
+from bspatial.world.assets import dress
+from bspatial.world.objects import bowl, food_item, tool
+from bspatial.world.spec import CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, table_object
+
+RED = (1.0, 0.0, 0.0, 1.0)
+MIN_SILHOUETTE_IOU = 0.97
+"""Segmentation of the meshed object vs the pixels its (pure red, unlit-ish) mesh covers in RGB: equal up to
+a rim of anti-aliasing-free edge pixels where the shading darkens red below the hue test."""
+
+
+def _without_meshes(obj: ObjectSpec) -> ObjectSpec:
+    return dataclasses.replace(obj, parts=tuple(dataclasses.replace(p, visible=True) for p in obj.parts
+                                                if p.kind != "mesh"))
+
+
+def _drop_scene(meshed: bool) -> SceneSpec:
+    """A table and four free objects dropped from 10-30 cm, tilted, so they bounce and topple."""
+    objects = [bowl("bowl_0", (1.0, -0.25, 1.0)), food_item("banana_0", "banana", 0.18, (1.0, 0.0, 1.05), 0.4),
+               tool("hammer_0", "hammer", (1.05, 0.25, 0.95), 1.0),
+               dress(ObjectSpec("teapot_0", "teapot", (Part("cylinder", (0.08, 0.12), Pose((0, 0, 0.06))),
+                                                       Part("cylinder", (0.03, 0.05), Pose((0, 0, 0.145)))),
+                                pose=Pose((0.8, 0.1, 1.1), (0.98, 0.1, 0.15, 0.0)), mass=0.5))]
+    objects = [o if meshed else _without_meshes(o) for o in objects]
+    assert all(any(p.kind == "mesh" for p in o.parts) == meshed for o in objects)
+    return SceneSpec("drop", objects=(table_object("table_0", "breakfast_table", (0.8, 1.2), 0.75, (1.0, 0.0)), *objects))
+
+
+def _trajectory(scene: SceneSpec, steps: int = 40):
+    sim = MujocoBackend()
+    try:
+        sim.load(scene)
+        states, contacts = [], []
+        for _ in range(steps):
+            sim.step(sim.hold_action())
+            states.append(sim.data.qpos.copy())
+            contacts.append(sorted((c.body_a, c.body_b, c.position, c.normal, c.normal_force) for c in sim.contacts()))
+        return np.array(states), contacts, sim.model.nmesh
+    finally:
+        sim.close()
+
+
+def test_meshes_leave_contacts_and_trajectories_unchanged():
+    meshed, meshed_contacts, n_mesh = _trajectory(_drop_scene(True))
+    plain, plain_contacts, n_plain = _trajectory(_drop_scene(False))
+    assert n_mesh > 0 and n_plain == 0
+    assert not np.allclose(meshed[0], meshed[-1])          # things did fall and move
+    assert any(meshed_contacts[-1])
+    np.testing.assert_array_equal(meshed, plain)
+    assert meshed_contacts == plain_contacts
+
+
+def test_identical_meshes_are_one_asset():
+    mug = dress(ObjectSpec("mug_0", "mug", (Part("cylinder", (0.045, 0.1), Pose((0, 0, 0.05))),), pose=Pose((1, 0, 0.8))))
+    twins = [dataclasses.replace(mug, name=f"mug_{i}", pose=Pose((1, 0.2 * i, 0.8))) for i in range(3)]
+    sim = MujocoBackend()
+    try:
+        sim.load(SceneSpec("mugs", objects=tuple(twins), robot=None))
+        per_object = sum(p.kind == "mesh" for p in mug.parts)
+        assert sim.model.nmesh == per_object           # three mugs, one set of mesh assets
+    finally:
+        sim.close()
+
+
+def _teapot_scene(meshed: bool) -> SceneSpec:
+    """A red meshed teapot seen from above and the side, no shadows (so red pixels are the teapot)."""
+    collider = (Part("cylinder", (0.08, 0.16), Pose((0, 0, 0.08)), rgba=RED),)
+    teapot = dress(ObjectSpec("teapot_0", "teapot", collider, pose=Pose((0.0, 0.0, 0.0)), mass=0.5))
+    teapot = dataclasses.replace(teapot, parts=tuple(dataclasses.replace(p, rgba=RED) if p.kind == "mesh" else p
+                                                     for p in teapot.parts))
+    if not meshed:
+        teapot = _without_meshes(teapot)
+    cams = (CameraSpec("side", (-0.6, -0.15, 0.25), (0.0, 0.0, 0.08), fovy_deg=40.0),
+            CameraSpec("top", (0.0, 0.0, 0.8), (0.0, 0.001, 0.0), fovy_deg=40.0))
+    return SceneSpec("teapot", objects=(teapot,), cameras=cams, robot=None, floor_rgba=(0.5, 0.5, 0.5, 1),
+                     lights=(LightSpec(position=(0, 0, 3), direction=(0, 0, -1), diffuse=0.6),))
+
+
+def _masks(scene: SceneSpec, camera: str):
+    sim = MujocoBackend(camera_size=160)
+    try:
+        sim.load(scene)
+        frame = sim.render(camera)
+        instance = next(i for i, n in frame.id_to_name.items() if n == "teapot_0")
+        rgb = frame.rgb.astype(int)
+        red = (rgb[..., 0] > 60) & (rgb[..., 0] > 2 * rgb[..., 1]) & (rgb[..., 0] > 2 * rgb[..., 2])
+        return frame.segmentation == instance, red
+    finally:
+        sim.close()
+
+
+def _iou(a, b) -> float:
+    return float((a & b).sum() / max((a | b).sum(), 1))
+
+
+def test_segmentation_sees_the_visual_mesh_not_the_collider():
+    for camera in ("side", "top"):
+        seg, red = _masks(_teapot_scene(True), camera)
+        collider_seg, _ = _masks(_teapot_scene(False), camera)
+        assert red.sum() > 200
+        assert _iou(seg, red) >= MIN_SILHOUETTE_IOU, camera
+        assert _iou(seg, collider_seg) < 0.9, camera    # spout and handle stick out of the cylinder
