@@ -7,7 +7,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bspatial.world.assets import boxes, composed, revolve, tools
+import bspatial.world.assets.boxes as boxes
+import bspatial.world.assets.composed as composed
+import bspatial.world.assets.revolve as revolve
+import bspatial.world.assets.tools as tools
 from bspatial.world.assets.geometry import Piece
 
 Model = Callable[[np.random.Generator, np.ndarray, tuple[float, float, float]], list[Piece]]

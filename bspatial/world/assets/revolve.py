@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bspatial.world.assets import geometry as g
+import bspatial.world.assets.geometry as g
 from bspatial.world.assets.geometry import Piece
 from bspatial.world.assets.palette import DARK, LEAF, STEEL, WHITE, jitter, pick, shade
 
