@@ -459,8 +459,14 @@ def frame_room(candidates: list[Candidate]) -> dict[str, int]:
 def quality_row(c: Candidate) -> dict[str, Any]:
     """The candidate in the data-quality report's record shape."""
     q = c.question
+    # The record's first frame: it decides the blind baseline's fold, which the pick balances on its own.
     return {"id": c.frame_id, "category": q.category, "question": q.question, "options": list(q.options),
-            "answer": q.answer, "frames": [c.frame_id]}
+            "answer": q.answer, "frames": [image_path(c.frame_id, 0)]}
+
+
+def image_path(frame_id: str, index: int) -> str:
+    """Where frame ``index`` of sample ``frame_id`` is written in the build (the records' ``frames``)."""
+    return f"images/general-{frame_id}-{index}.png"
 
 
 def subsample(pool: list[Candidate], counts: dict[tuple[str, str], int], setting: str,
@@ -629,7 +635,7 @@ def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -
     per_frame: dict[str, int] = {}
     for c in chosen:
         k = per_frame[c.frame_id] = per_frame.get(c.frame_id, -1) + 1
-        paths = [f"images/general-{c.frame_id}-{i}.png" for i in range(len(images[c.frame_id]))]
+        paths = [image_path(c.frame_id, i) for i in range(len(images[c.frame_id]))]
         if c.frame_id not in written:
             for path, data in zip(paths, images[c.frame_id]):
                 (root / path).write_bytes(data)

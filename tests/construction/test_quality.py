@@ -107,3 +107,31 @@ def test_the_gate_counts_failing_categories_of_fifty_items_or_more():
     assert not small.ok and small.gate_ok and small.failures() == ""
     big = quality_report(rows(GATE_MIN_ITEMS))
     assert not big.gate_ok and "all / direction (50 items): blind baseline 100.0%" in big.failures()
+
+
+def test_the_gate_fails_a_blind_baseline_far_below_chance():
+    # Mirror-image folds (what balancing a whole pick exactly produces): the answer is option A in every item
+    # of one cross-fitting fold and never in the other. Fitted on either fold, the baseline is wrong on every
+    # item of the other: 0% where chance is 25%. Text that is reliably wrong is a leak too.
+    from bspatial.construction.quality import BLIND_FOLDS, blind_fold
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for i in range(120):
+        frames = [f"frame{i}"]
+        options = list(rng.choice(SPACE, 4, replace=False))
+        answer = 0 if blind_fold({"frames": frames}) == 0 else int(rng.integers(1, 4))
+        rows.append({"id": f"q{i}", "category": "direction", "question": "Where is it?", "frames": frames,
+                     "options": options, "answer": LETTERS[answer]})
+    assert BLIND_FOLDS == 2 and 40 <= sum(r["answer"] == "A" for r in rows) <= 80   # both folds are well filled
+    report = quality_report(rows)
+    (row,) = report.rows
+    assert row.blind_pct == 0.0 and row.chance_pct == 25.0
+    assert row.answer_ok and not row.blind_ok and not report.gate_ok
+    assert ("all / direction (120 items): blind baseline 0.0% (below chance 25.0% by more than 10 points)"
+            in report.failures())
+
+
+def test_a_blind_baseline_near_chance_passes_on_both_sides():
+    row = quality_report(_balanced(400, seed=3)).rows[0]
+    assert row.blind_ok and row.blind_low_pct <= 25.0 <= row.blind_high_pct + 10.0
