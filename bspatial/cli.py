@@ -71,6 +71,7 @@ def _register_subsystem_commands() -> None:
     from bspatial.evaluation.vlm.cli import eval_vlm, report
 
     from bspatial.construction.cli import build_command, sim_calibrate_budgets
+    from bspatial.construction.gallery_cli import sim_gallery
     from bspatial.construction.demos_cli import demos_command
     from bspatial.evaluation.rollout.cli import rollout
     from bspatial.evaluation.serving.cli import openpi_norm_stats, serve_policy
@@ -89,6 +90,7 @@ def _register_subsystem_commands() -> None:
     sim_app.command("tasks")(sim_tasks)
     sim_app.command("view")(sim_view)
     sim_app.command("calibrate-budgets")(sim_calibrate_budgets)
+    sim_app.command("gallery")(sim_gallery)
 
 
 _register_subsystem_commands()

@@ -31,11 +31,12 @@ def local_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(box.center, dtype=float), np.asarray(box.extents, dtype=float)
 
 
-def appearance_seed(obj: ObjectSpec) -> int:
-    """The seed of one instance's look: its category, name, extents (0.1 mm) and pose (0.1 mm)."""
+def appearance_seed(obj: ObjectSpec, salt: object = "") -> int:
+    """The seed of one instance's look: its category, name, extents (0.1 mm), pose (0.1 mm) and ``salt``
+    (e.g. a gallery's seed, to redraw the looks of objects whose names and poses are fixed)."""
     _, extents = local_box(obj)
     return derive_seed("appearance", obj.category, obj.name, *(f"{v:.4f}" for v in extents),
-                       *(f"{v:.4f}" for v in obj.pose.position))
+                       *(f"{v:.4f}" for v in obj.pose.position), salt)
 
 
 def base_rgb(obj: ObjectSpec) -> tuple[float, float, float]:
@@ -65,14 +66,15 @@ def fit_pieces(pieces: list[Piece], center, extents) -> tuple[Part, ...]:
     return tuple(parts)
 
 
-def dress(obj: ObjectSpec) -> ObjectSpec:
+def dress(obj: ObjectSpec, salt: object = "") -> ObjectSpec:
     """``obj`` wearing its category's visual mesh (see the module docstring); categories without a
-    model (:func:`bspatial.world.assets.meshed_categories`) and objects already dressed come back as they are."""
+    model (:func:`bspatial.world.assets.meshed_categories`) and objects already dressed come back as they are.
+    ``salt`` enters :func:`appearance_seed`."""
     model = MODELS.get(obj.category)
     if model is None or any(p.kind == "mesh" for p in obj.parts):
         return obj
     center, extents = local_box(obj)
-    rng = np.random.default_rng(appearance_seed(obj))
+    rng = np.random.default_rng(appearance_seed(obj, salt))
     pieces = model(rng, extents, base_rgb(obj))
     hidden = tuple(dataclasses.replace(p, visible=False) for p in obj.parts)
     return dataclasses.replace(obj, parts=hidden + fit_pieces(pieces, center, extents))
