@@ -12,6 +12,9 @@ with ``update_scene`` + RGB render, depth render and segmentation render (its do
 all three). Part (b) pins the process to one CPU and sets ``LP_NUM_THREADS=1`` (Mesa llvmpipe would
 otherwise render with every core) before mujoco is imported; one control step = ``step`` (8 physics
 substeps, 1/30 s simulated) + three 224x224 renders + ``robot_state``. Target (issue 3): >= 30 Hz.
+Part (d) runs the same closed loop on a scene of eight task objects wearing the asset library's visual meshes
+(:mod:`bspatial.world.assets`) and on the same scene with its primitives only (the meshes taken off),
+alternating in rounds, and prints both rates and their ratio (issue 15: meshes must keep >= 30 Hz).
 
 Run: ``.venv/bin/python benchmarks/sim.py`` (``--help`` for options).
 """
@@ -141,6 +144,69 @@ def control_rate(seconds: float, size: int) -> tuple[float, float]:
 EXPERT_TARGET = 95.0
 
 
+def meshed_scene(meshed: bool):
+    """The benchmark's counter and table with eight task objects of the asset library on the counter,
+    each wearing its visual mesh (``meshed``) or only its primitives."""
+    import dataclasses
+
+    import numpy as np
+
+    from bspatial.world import objects as shapes
+    from bspatial.world.assets import undressed
+
+    rng = np.random.default_rng(0)
+    z = 0.9
+    items = [shapes.bowl("bowl_0", (0.8, -0.6, z)), shapes.plate("plate_0", 0.26, (1.1, -0.45, z)),
+             shapes.food_item("banana_0", "banana", 0.18, (0.8, -0.2, z)), shapes.food_item("apple_0", "apple", 0.08, (1.1, -0.1, z)),
+             shapes.tool("hammer_0", "hammer", (0.8, 0.2, z)), shapes.tupperware("tupperware_0", (1.1, 0.25, z)),
+             shapes.carving_knife("carving_knife_0", (0.8, 0.55, z)), shapes.toy("teddy_bear_0", "teddy_bear", 0.22, (1.1, 0.6, z), rng)]
+    if not meshed:
+        items = [undressed(o) for o in items]
+    base = benchmark_scene()
+    return dataclasses.replace(base, name=f"benchmark-{'meshed' if meshed else 'primitives'}",
+                               objects=base.objects[:2] + tuple(items))
+
+
+def meshed_control_rate(seconds: float, size: int) -> tuple[float, float, int]:
+    """(closed-loop Hz with meshes, Hz with primitives only, mesh faces in the scene), alternating in rounds."""
+    import numpy as np
+
+    from bspatial.sim.mujoco_backend import MujocoBackend
+
+    sims = {}
+    for meshed in (True, False):
+        sims[meshed] = MujocoBackend(camera_size=size)
+        sims[meshed].load(meshed_scene(meshed))
+    faces = int(sims[True].model.nmeshface)
+
+    def loop(sim, duration: float) -> tuple[int, float]:
+        home = sim.hold_action()
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < duration:
+            action = home.copy()
+            action[7:14] += 0.2 * np.sin(0.1 * n)
+            action[15:22] -= 0.2 * np.sin(0.1 * n)
+            if sim.step(action).status != "ok":
+                raise RuntimeError(f"benchmark episode hit sim_error: {sim.message}")
+            for cam in ("head", "left_wrist", "right_wrist"):
+                sim.render(cam)
+            sim.robot_state()
+            n += 1
+        return n, time.perf_counter() - start
+
+    totals = {True: [0, 0.0], False: [0, 0.0]}
+    for sim in sims.values():   # warm-up
+        loop(sim, 0.3)
+    for _ in range(ROUNDS):
+        for meshed, sim in sims.items():
+            n, dt = loop(sim, seconds / ROUNDS)
+            totals[meshed][0] += n
+            totals[meshed][1] += dt
+    for sim in sims.values():
+        sim.close()
+    return totals[True][0] / totals[True][1], totals[False][0] / totals[False][1], faces
+
+
 def expert_success(seeds: int, tasks: list[str] | None = None) -> list[tuple[str, str, int, int, float, int, int]]:
     """(task, variant, correct, n, seconds per episode, longest episode, budget) per manipulation variant and
     navigation task under its scripted expert, each episode limited by the task's calibrated step budget."""
@@ -176,7 +242,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="measuring time per path")
     parser.add_argument("--size", type=int, default=224, help="camera width = height")
     parser.add_argument("--all-cores", action="store_true", help="do not pin to one core")
-    parser.add_argument("--parts", default="abc", help="which parts to run, e.g. 'c'")
+    parser.add_argument("--parts", default="abdc", help="which parts to run, e.g. 'c'")
     parser.add_argument("--seeds", type=int, default=20, help="(c) seeds per variant")
     parser.add_argument("--tasks", default="", help="(c) comma-separated task names (default: all 25 tasks)")
     args = parser.parse_args()
@@ -189,6 +255,8 @@ def main() -> None:
         _part_a(args)
     if "b" in args.parts:
         _part_b(args)
+    if "d" in args.parts:
+        _part_d(args)
     if "c" in args.parts:
         rows = expert_success(args.seeds, [t for t in args.tasks.split(",") if t] or None)
         met = sum(100.0 * row[2] / row[3] >= EXPERT_TARGET for row in rows)
@@ -205,6 +273,13 @@ def _part_b(args) -> None:
     hz, physics_hz = control_rate(args.seconds, args.size)
     logger.info("(b) closed loop, 3 cameras at %dx%d: %.1f Hz (target >= %.0f: %s); physics + state only %.0f Hz",
                 args.size, args.size, hz, CONTROL_TARGET_HZ, "met" if hz >= CONTROL_TARGET_HZ else "MISSED", physics_hz)
+
+
+def _part_d(args) -> None:
+    meshed, plain, faces = meshed_control_rate(args.seconds, args.size)
+    logger.info("(d) closed loop, 3 cameras, 8 task objects: meshed (%d mesh faces) %.1f Hz | primitives only %.1f Hz "
+                "| ratio %.2fx (target >= %.0f Hz: %s)", faces, meshed, plain, meshed / plain, CONTROL_TARGET_HZ,
+                "met" if meshed >= CONTROL_TARGET_HZ else "MISSED")
 
 
 if __name__ == "__main__":
