@@ -35,19 +35,27 @@ def _obj(name, category, parts, position, yaw=0.0, mass=0.2, friction=1.0) -> Ob
 
 # ----------------------------------------------------------------------------- food
 
-# category -> (longest-dimension range in m, colour): real-world proportions (Table S2 food items).
+# category -> (longest-dimension range in m, colour): real-world proportions (Table S2 food items). Ranges
+# were widened where a narrower one made a category's typical size decide the size-rank tasks (issue 16):
+# every range stays inside what a shop sells, with the source of each widened end below.
 FOOD_ITEMS: dict[str, tuple[tuple[float, float], tuple[int, int, int]]] = {
     "apple": ((0.065, 0.095), (190, 30, 35)),
     "orange": ((0.065, 0.095), (245, 140, 20)),
     "lemon": ((0.07, 0.1), (245, 225, 50)),
     "lime": ((0.045, 0.065), (90, 170, 40)),
-    "banana": ((0.15, 0.21), (240, 210, 60)),
-    "carrot": ((0.13, 0.2), (240, 120, 25)),
-    "cucumber": ((0.15, 0.23), (40, 110, 40)),
-    "bell_pepper": ((0.08, 0.11), (200, 25, 25)),
-    "potato": ((0.07, 0.12), (170, 130, 80)),
+    # USDA FoodData Central banana sizes: "extra small" under 6 in (15 cm) to "extra large" 9 in (23 cm) and up.
+    "banana": ((0.14, 0.24), (240, 210, 60)),
+    # USDA FoodData Central carrots: "small" 5.5 in (14 cm) and under, "large" 7.25-8.5 in (18-22 cm).
+    "carrot": ((0.12, 0.22), (240, 120, 25)),
+    # Field cucumbers 6-8 in (USDA "small" to "large"); a long slicing cucumber reaches 25 cm.
+    "cucumber": ((0.15, 0.25), (40, 110, 40)),
+    # Bell peppers from a small 7 cm to an extra-large 12 cm (retail grades).
+    "bell_pepper": ((0.07, 0.12), (200, 25, 25)),
+    # From a small "creamer" potato (6 cm) to a large baking russet (13 cm).
+    "potato": ((0.06, 0.13), (170, 130, 80)),
     "eggplant": ((0.14, 0.22), (80, 30, 90)),
-    "mango": ((0.1, 0.14), (245, 170, 40)),
+    # Ataulfo mangoes are about 9-12 cm long, Kent and Keitt up to 15 cm.
+    "mango": ((0.09, 0.15), (245, 170, 40)),
 }
 
 
@@ -74,12 +82,16 @@ def food_item(name: str, category: str, length: float, position, yaw: float = 0.
     return _obj(name, category, parts, position, yaw, mass=0.15)
 
 
-# category -> (longest-dimension range, label text, colour): packaged food standing upright.
+# category -> (longest-dimension range, label text, colour): packaged food standing upright. Package sizes
+# span single-serve to family size (widened for issue 16 as the produce above; sources per line).
 PACKAGED_FOOD: dict[str, tuple[tuple[float, float], str, tuple[int, int, int]]] = {
     "box_of_cereal": ((0.24, 0.32), "CEREAL", (205, 40, 35)),
-    "box_of_oatmeal": ((0.15, 0.21), "OATS", (60, 110, 170)),
-    "bag_of_chips": ((0.18, 0.26), "CHIPS", (240, 190, 30)),
-    "box_of_crackers": ((0.12, 0.17), "CRACKERS", (40, 140, 80)),
+    # An 18 oz oat canister stands about 18 cm, the 42 oz canister about 24 cm.
+    "box_of_oatmeal": ((0.15, 0.25), "OATS", (60, 110, 170)),
+    # A 1-2 oz snack bag is about 17-20 cm tall, a family-size bag 30-33 cm.
+    "bag_of_chips": ((0.17, 0.32), "CHIPS", (240, 190, 30)),
+    # Small boxes (water crackers) stand 12-15 cm, family boxes (saltines, cheese crackers) 20-22 cm.
+    "box_of_crackers": ((0.12, 0.22), "CRACKERS", (40, 140, 80)),
 }
 
 

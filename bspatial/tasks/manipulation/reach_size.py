@@ -1,6 +1,13 @@
 """Size-rank reach tasks (Table S2): food item on a chopping board, item on the countertop, plate,
 toys on a desk. The target is the candidate whose longest bounding-box dimension has the instructed
-rank; every neighbouring pair of ranks differs by at least SIZE_MARGIN (10%)."""
+rank; every neighbouring pair of ranks differs by at least SIZE_MARGIN (10%).
+
+The two food-item tasks mix categories by definition (Table S2: "the largest food item"), so a viewer who
+knows that a box of cereal is large and a lime small would answer them from the categories alone (issue 16:
+the typical sizes picked the answer of 78% of episodes). Their candidates are therefore drawn from
+:mod:`~bspatial.tasks.manipulation.balanced_food` sets, in which every category can hold every rank, and
+the answer's category is drawn uniformly from the set: the categories say nothing about the answer.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +22,14 @@ from bspatial.catalog.thresholds import SIZE_MARGIN
 from bspatial.world.relations import min_adjacent_gap, object_box, pick_by_rank, spoken
 from bspatial.world import objects
 from bspatial.tasks.manipulation.common import SPAWN, scatter, slots
+from bspatial.tasks.manipulation.balanced_food import BOARD_FOOD, COUNTER_FOOD, draw_balanced, food_object
 
 N_FOOD_ON_BOARD = 4
 N_COUNTER_ITEMS = 4
 N_PLATES = 4
 N_TOYS = 5
+COUNTER_GAP_M = 0.03
+"""Free space between neighbouring items in reach_item's row: room for the hand's fingers beside the target."""
 
 
 def _size_layout(spec: TaskSpec, variant: str, scene_name: str, furniture, surfaces, candidates: list[ObjectSpec],
@@ -48,15 +58,22 @@ def reach_food_item(spec: TaskSpec, variant: str, rng: np.random.Generator) -> L
         Part("box", (*board_size, 0.025), Pose((0, 0, 0.0125)), rgba=rgba((255, 255, 255)),
              texture=wood_texture("chopping_board_0_wood", (215, 170, 115), seed=int(rng.integers(100)))),))
     top = h + 0.025
-    ranges = {c: r for c, (r, _) in objects.FOOD_ITEMS.items()}
-    picks = _pick_lengths(rng, ranges, N_FOOD_ON_BOARD)
-    protos = [objects.food_item(f"{c}_{i}", c, L, (0, 0, top)) for i, (c, L) in enumerate(picks)]
+    picks = draw_balanced(rng, BOARD_FOOD, variant, N_FOOD_ON_BOARD)
+    protos = [food_object(f"{c}_{i}", c, L, (0, 0, top)) for i, (c, L) in enumerate(picks)]
     bounds = (bx - board_size[0] / 2, bx + board_size[0] / 2, by - board_size[1] / 2, by + board_size[1] / 2)
     xy = scatter(rng, [_radius(o) for o in protos], bounds, gap=0.015)
-    items = [objects.food_item(f"{c}_{i}", c, L, (*xy[i], top), yaw=float(rng.uniform(-0.4, 0.4)))
+    items = [food_object(f"{c}_{i}", c, L, (*xy[i], top), yaw=float(rng.uniform(-0.4, 0.4)))
              for i, (c, L) in enumerate(picks)]
     return _size_layout(spec, variant, "reach_food_item", (counter.obj, board), (counter.surface,), items,
                         f"Reach the {spoken(variant)} food item on the chopping board.")
+
+
+def _check_apart(items: list[ObjectSpec], gap: float) -> None:
+    """Reject a row whose neighbours' footprints (world boxes) come closer than ``gap`` across it."""
+    spans = sorted((lo[1], hi[1]) for lo, hi in (object_box(o).aabb() for o in items))
+    for (_, hi), (lo, _) in zip(spans, spans[1:]):
+        if lo - hi < gap:
+            raise LayoutRejected(f"neighbouring items closer than {gap} m in the row")
 
 
 def _radius(obj: ObjectSpec) -> float:
@@ -67,16 +84,16 @@ def _radius(obj: ObjectSpec) -> float:
 
 def reach_item(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
     counter = countertop("countertop_0", front_x=0.55, depth=0.7, width=1.8, seed=int(rng.integers(100)))
-    ranges = {c: r for c, (r, _, _) in objects.PACKAGED_FOOD.items()}
-    ranges.update({c: objects.FOOD_ITEMS[c][0] for c in ("apple", "orange", "eggplant")})
-    picks = _pick_lengths(rng, ranges, N_COUNTER_ITEMS)
+    picks = draw_balanced(rng, COUNTER_FOOD, variant, N_COUNTER_ITEMS)
     ys = rng.permutation(slots(rng, N_COUNTER_ITEMS))
     items = []
     for i, ((c, L), y) in enumerate(zip(picks, ys)):
         pos = (float(rng.uniform(0.78, 0.9)), float(y), counter.height)
-        yaw = float(rng.uniform(-0.3, 0.3))
-        items.append(objects.packaged_food(f"{c}_{i}", c, L, pos, yaw) if c in objects.PACKAGED_FOOD
-                     else objects.food_item(f"{c}_{i}", c, L, pos, yaw))
+        # Produce lies along its y axis: turned to point away from the robot, a 25 cm cucumber fits its
+        # 21 cm slot in the row (lying across, it touched its neighbours and the expert hit them).
+        yaw = float(rng.uniform(-0.3, 0.3)) + (0.0 if c in objects.PACKAGED_FOOD else np.pi / 2)
+        items.append(food_object(f"{c}_{i}", c, L, pos, yaw))
+    _check_apart(items, COUNTER_GAP_M)
     return _size_layout(spec, variant, "reach_item", (counter.obj,), (counter.surface,), items,
                         f"Reach the {spoken(variant)} food item on the countertop.")
 
