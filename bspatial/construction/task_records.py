@@ -48,7 +48,7 @@ def _quotas(n: int, variants: tuple[str, ...], rng: np.random.Generator) -> dict
 def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, root: Path, vqa, ir) -> tuple[int, int]:
     from bspatial.construction.frames import capture, draw_marks, goal_view_scene, png_bytes
     from bspatial.construction.ir_labels import ir_region
-    from bspatial.construction.templates import Rejected, task_question
+    from bspatial.construction.templates import Rejected
     from bspatial.tasks import sample_instance
 
     variants = TASKS[task].variants
@@ -106,14 +106,11 @@ def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, ro
                     tried["vqa"] += 1
                     goal = capture(sim, goal_view_scene(instance)) if instance.placement is not None else None
                     try:
-                        # Its own stream: seeded with the layout's seed alone, the option order would repeat the
-                        # layout sampler's first draws, which decided whether the layout was accepted (the
-                        # paper preset's answers then piled on one mark number, 37 of 77 soda-can questions).
-                        q = task_question(instance, record, goal, np.random.default_rng((draw, QUESTION_STREAM)))
+                        q, shown_initial = _ask(sim, instance, record, goal, draw)
                     except Rejected as why:
                         reasons[f"vqa: {why}"[:80]] = reasons.get(f"vqa: {why}"[:80], 0) + 1
                     else:
-                        shown = goal if q.frame == "goal" else record
+                        shown = goal if q.frame == "goal" else shown_initial
                         rgb = draw_marks(shown.frame.rgb, list(q.marks)) if q.marks else shown.frame.rgb
                         image = f"images/vqa-{item_id}.png"
                         objects = {n: s.to_dict() for n, s in shown.objects.items() if s.pixels}
@@ -155,6 +152,34 @@ def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, ro
                 f"(short by {short}; variants short: { {v: n for v, n in need.items() if n} }) after "
                 f"{preset.max_draws_per_variant} draws per variant; most common rejections: {common}")
     return made["vqa"], made["ir"]
+
+
+def _ask(sim: SimBackend, instance, record, goal, draw: int):
+    """The task's question and the initial frame it shows: the task's own frame, or (a three-candidate distance
+    question with no fourth visible object that loses) that frame with a copy of a candidate added
+    (:func:`~bspatial.construction.decoys.decoy_scene`). The IR query keeps the task's own frame.
+
+    Raises:
+        Rejected: the frame fails a filter, or no spot for the copy qualifies.
+    """
+    from bspatial.construction.decoys import DECOY_STREAM, decoy_scene
+    from bspatial.construction.frames import capture
+    from bspatial.construction.templates import NoFourthObject, Rejected, task_question
+
+    try:
+        # Its own stream: seeded with the layout's seed alone, the option order would repeat the layout
+        # sampler's first draws, which decided whether the layout was accepted (the paper preset's answers
+        # then piled on one mark number, 37 of 77 soda-can questions).
+        return task_question(instance, record, goal, np.random.default_rng((draw, QUESTION_STREAM))), record
+    except NoFourthObject:
+        decoy = decoy_scene(instance, record, np.random.default_rng((draw, DECOY_STREAM)))
+    if decoy is None:
+        raise Rejected("fourth option: no visible object loses by the margin, no free spot for a copy")
+    shown = capture(sim, decoy[0])
+    try:
+        return task_question(instance, shown, goal, np.random.default_rng((draw, QUESTION_STREAM))), shown
+    except Rejected as why:
+        raise Rejected(f"with a copy added: {why}") from None
 
 
 def _write_drafts(drafts: list[tuple[str, dict, str, bytes]], kept: dict[str, int], root: Path, vqa,

@@ -20,7 +20,8 @@ Distractors come from the candidate objects (object answers) or the relation's a
 layers, directions). Candidates that share a category get numbered marks drawn on the frame and
 options "plate 1".."plate 4" (numbers from the seeded generator, so they never encode the order).
 Every option names something in the image (issue 16): the three-candidate distance tasks get a fourth
-visible object that loses by the distance margin, and all four options are then numbered marks
+visible object that loses by the distance margin (when the frame has none, the build adds one of the
+candidates' category, :mod:`~bspatial.construction.decoys`), and all four options are then numbered marks
 ("object 1".."object 4"); direction distractors are false by the direction margin
 (:func:`bspatial.world.relations.false_directions`); the landmark a question names is visible. No option
 is offered that a text-only guesser could rule out as never right: a side question always offers both
@@ -64,6 +65,11 @@ _DISPLAY = {"walls": "wall"}
 
 class Rejected(Exception):
     """The instance's frame fails a filter (visibility, margin, ambiguity); the build draws another."""
+
+
+class NoFourthObject(Rejected):
+    """A three-candidate distance question found no fourth visible object that loses by the margin: the build
+    adds one of the candidates' category to the question's frame (:mod:`~bspatial.construction.decoys`)."""
 
 
 class ConstructionError(AssertionError):
@@ -193,7 +199,8 @@ def _size(instance, record, rng) -> Question:
                    marks=marks, metadata={"option_objects": {labels[n]: n for n in names}, "values": sizes, "margin": margin})
 
 
-def _reference_distance(record: FrameRecord, reference: str):
+def reference_distance(record: FrameRecord, reference: str):
+    """World point -> distance (m) to ``reference`` as distance questions measure it."""
     ref = record.objects[reference]
     if ref.category == "walls":  # planar reference: perpendicular distance to its face
         return lambda p: relations.box_distance(p, ref.center, ref.extents, ref.rotation)
@@ -202,7 +209,7 @@ def _reference_distance(record: FrameRecord, reference: str):
 
 def _distance(instance, record, rng) -> Question:
     relation, ref_key = split_variant(instance.variant)
-    measure = _reference_distance(record, instance.reference)
+    measure = reference_distance(record, instance.reference)
     names = list(instance.candidates)
     dist = {n: measure(record.objects[n].center) for n in names}
     answer, margin = relations.pick_by_rank(dist, relation)
@@ -257,7 +264,7 @@ def _fourth_object(instance, record, names, dist, relation, measure, rng) -> str
         if min(np.hypot(u - a, v - b) for a, b in taken) >= FOURTH_MARK_CLEARANCE_PX:
             pool.append((n, d))
     if not pool:
-        raise Rejected("no fourth visible object loses to the answer by the distance margin")
+        raise NoFourthObject("no fourth visible object loses to the answer by the distance margin")
     name, d = pool[int(rng.integers(len(pool)))]
     dist[name] = d
     return name
