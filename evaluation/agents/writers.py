@@ -23,7 +23,7 @@ from bspatial.catalog.tasks import TASKS
 from bspatial.evaluation.agents.prompts import Message
 
 FAMILY_PROGRAMS: dict[str, str] = {"reach": "reach", "reach_base_proximity": "reach",
-                                   "directional_placement": "placement", "container_placement": "placement"}
+                                   "directional_placement": "placement", "container_placement": "container"}
 """The reference program (a module of :mod:`bspatial.evaluation.agents.programs`) of each task family."""
 _CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
