@@ -186,10 +186,22 @@ class Mesh:
             if t.shape != (len(v), 2) or not np.all(np.isfinite(t)):
                 raise ValueError(f"mesh.texcoords must be ({len(v)}, 2) finite, got shape {t.shape}")
             object.__setattr__(self, "texcoords", t)
+        # Computed now, not on first use, so a pickled scene is the same bytes whether or not a backend
+        # has built it yet (split manifests compare scenes by their pickles).
+        object.__setattr__(self, "_key", self._digest())
 
-    @functools.cached_property
+    @property
     def key(self) -> str:
         """Hex digest of vertices, faces and texcoords: equal meshes share one backend asset."""
+        return self._key
+
+    def __eq__(self, other: object) -> bool:   # equal bytes, equal mesh (so equal specs compare equal)
+        return isinstance(other, Mesh) and other._key == self._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def _digest(self) -> str:
         import hashlib
 
         digest = hashlib.sha1(self.vertices.tobytes())

@@ -15,8 +15,12 @@ import pytest
 import trimesh
 
 from bspatial.world.assets import MODELS, dress, meshed_categories
+from bspatial.world.assets.registry import PRINTED
 from bspatial.world.relations import object_box
 from bspatial.world.spec import ObjectSpec, Part, Pose
+from bspatial.world.textures import label_texture
+
+LABEL = label_texture("label", "TEST", (200, 30, 30))
 
 BOX_TOLERANCE_M = 1e-6
 """A dressed object's visual box equals its primitive box to 1 micrometre (the fit is exact up to float
@@ -28,9 +32,15 @@ EXTENTS = [(0.12, 0.25, 0.06), (0.09, 0.09, 0.11), (0.3, 0.2, 0.02), (0.05, 0.4,
 
 def _primitive(category: str, extents, yaw: float = 0.0, position=(0.4, -0.2, 0.9)) -> ObjectSpec:
     """A one-box object of ``category`` with the given extents (bottom face on the object frame)."""
+    texture = LABEL if category in PRINTED else None
     return ObjectSpec(f"{category}_0", category, (Part("box", extents, Pose((0.01, -0.02, extents[2] / 2)),
-                                                       rgba=(0.6, 0.3, 0.2, 1)),),
+                                                       rgba=(0.6, 0.3, 0.2, 1), texture=texture),),
                       pose=Pose.from_xy_yaw(*position, yaw))
+
+
+def _model(category: str, seed: int, ext):
+    extra = (LABEL,) if category in PRINTED else ()
+    return MODELS[category](np.random.default_rng(seed), np.asarray(ext, dtype=float), (0.5, 0.4, 0.3), *extra)
 
 
 def _visual_vertices(obj: ObjectSpec) -> np.ndarray:
@@ -62,10 +72,13 @@ def test_the_library_covers_the_common_categories():
 
 @pytest.mark.parametrize("category", sorted(MODELS))
 def test_every_piece_is_a_closed_outward_solid(category):
-    pieces = MODELS[category](np.random.default_rng(3), np.array(EXTENTS[0]), (0.5, 0.4, 0.3))
+    pieces = _model(category, 3, EXTENTS[0])
     assert pieces
     for piece in pieces:
         mesh = trimesh.Trimesh(piece.mesh.vertices, piece.mesh.faces, process=False)
+        if piece.uv is not None:   # texture seams duplicate vertices: close them by position first
+            assert piece.texture is LABEL and piece.uv.shape == (len(mesh.vertices), 2)
+            mesh.merge_vertices(merge_tex=True, merge_norm=True)
         assert mesh.is_winding_consistent, category
         assert mesh.is_watertight, category
         assert mesh.volume > 0, f"{category}: normals point inwards"
@@ -111,7 +124,7 @@ def test_a_model_is_deterministic_in_its_rng(category):
     ext = np.array(EXTENTS[0])
 
     def digest(seed):
-        pieces = MODELS[category](np.random.default_rng(seed), ext, (0.5, 0.4, 0.3))
+        pieces = _model(category, seed, ext)
         return hashlib.sha256(b"".join(p.mesh.vertices.tobytes() + np.asarray(p.rgb).tobytes() for p in pieces)).hexdigest()
 
     assert digest(7) == digest(7)
@@ -124,6 +137,19 @@ def test_same_bytes_in_another_process():
     here = str(__import__("pathlib").Path(__file__).parent)
     out = subprocess.run([sys.executable, "-c", code % here], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == _digest(dress(_primitive("teapot", (0.12, 0.25, 0.06))))
+
+
+def test_printed_categories_wear_their_own_texture():
+    dressed = dress(_primitive("can_of_soda", (0.066, 0.066, 0.122)))
+    printed = [p for p in dressed.parts if p.kind == "mesh" and p.texture is not None]
+    assert printed and all(p.texture is LABEL and p.mesh.texcoords is not None for p in printed)
+    assert all(0.0 <= p.mesh.texcoords.min() and p.mesh.texcoords.max() <= 1.0 for p in printed)
+
+
+def test_a_printed_category_without_a_texture_is_an_error():
+    bare = ObjectSpec("can_0", "can_of_soda", (Part("cylinder", (0.033, 0.12), Pose((0, 0, 0.06))),))
+    with pytest.raises(ValueError, match=r"object 'can_0' of printed category 'can_of_soda' must have a textured part"):
+        dress(bare)
 
 
 def test_objects_without_a_model_and_dressed_objects_are_left_alone():

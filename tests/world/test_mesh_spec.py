@@ -30,7 +30,7 @@ def test_mesh_faces_must_index_its_vertices():
 
 def test_mesh_key_is_a_digest_of_its_bytes():
     a, b = _unit_mesh(), _unit_mesh()
-    assert a.key == b.key and a is not b
+    assert a.key == b.key and a is not b and a == b
     assert _unit_mesh(2).key != a.key
 
 

@@ -20,9 +20,9 @@ import numpy as np
 
 from bspatial.common.seeds import derive_seed
 from bspatial.world.assets.geometry import Piece
-from bspatial.world.assets.registry import MODELS
+from bspatial.world.assets.registry import MODELS, PRINTED
 from bspatial.world.relations import object_box
-from bspatial.world.spec import Mesh, ObjectSpec, Part, Pose
+from bspatial.world.spec import Mesh, ObjectSpec, Part, Pose, Texture
 
 
 def local_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -46,6 +46,15 @@ def base_rgb(obj: ObjectSpec) -> tuple[float, float, float]:
     return tuple(float(c) for c in main.rgba[:3])
 
 
+def printed_texture(obj: ObjectSpec) -> Texture:
+    """The texture of ``obj``'s largest textured part (its label or cover)."""
+    textured = [p for p in obj.parts if p.texture is not None]
+    if not textured:
+        raise ValueError(f"object {obj.name!r} of printed category {obj.category!r} must have a textured part "
+                         f"(its label or cover), got none")
+    return max(textured, key=lambda p: float(np.prod(p.local_half_extents()))).texture
+
+
 def fit_pieces(pieces: list[Piece], center, extents) -> tuple[Part, ...]:
     """Visual mesh parts of ``pieces``, the assembly scaled per axis so its box is (center, extents)."""
     if not pieces:
@@ -61,8 +70,9 @@ def fit_pieces(pieces: list[Piece], center, extents) -> tuple[Part, ...]:
         v = piece.mesh.vertices * scale + shift
         plo, phi = v.min(0), v.max(0)
         size, mid = phi - plo, (plo + phi) / 2
-        mesh = Mesh((v - mid) / size, piece.mesh.faces)
-        parts.append(Part("mesh", tuple(size), Pose(tuple(mid)), rgba=(*piece.rgb, 1.0), collide=False, mesh=mesh))
+        mesh = Mesh((v - mid) / size, piece.mesh.faces, piece.uv)
+        parts.append(Part("mesh", tuple(size), Pose(tuple(mid)), rgba=(*piece.rgb, 1.0), texture=piece.texture,
+                          collide=False, mesh=mesh))
     return tuple(parts)
 
 
@@ -75,7 +85,10 @@ def dress(obj: ObjectSpec, salt: object = "") -> ObjectSpec:
         return obj
     center, extents = local_box(obj)
     rng = np.random.default_rng(appearance_seed(obj, salt))
-    pieces = model(rng, extents, base_rgb(obj))
+    if obj.category in PRINTED:
+        pieces = model(rng, extents, base_rgb(obj), printed_texture(obj))
+    else:
+        pieces = model(rng, extents, base_rgb(obj))
     hidden = tuple(dataclasses.replace(p, visible=False) for p in obj.parts)
     return dataclasses.replace(obj, parts=hidden + fit_pieces(pieces, center, extents))
 

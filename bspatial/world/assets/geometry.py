@@ -14,16 +14,131 @@ import numpy as np
 import trimesh
 from trimesh import creation
 
+from bspatial.world.spec import Texture
+
 SECTIONS = 20
 """Segments around a surface of revolution: round enough at 224 px, ~40 faces per profile segment."""
 
 
 @dataclass(frozen=True, eq=False)
 class Piece:
-    """One coloured solid of an asset, in the design frame of its family (fitted later)."""
+    """One coloured solid of an asset, in the design frame of its family (fitted later).
+
+    A textured piece carries ``uv`` (one (u, v) per vertex, v = 0 at the image's top row) and the
+    ``texture``; its mesh then duplicates vertices along texture seams, so it is closed once vertices
+    at the same position are merged (:func:`closed_after_merge`).
+    """
 
     mesh: trimesh.Trimesh
     rgb: tuple[float, float, float]
+    uv: np.ndarray | None = None
+    texture: Texture | None = None
+
+
+def closed_after_merge(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
+    """A copy of ``mesh`` with coincident vertices merged (texture seams closed), for closedness checks."""
+    merged = trimesh.Trimesh(mesh.vertices.copy(), mesh.faces.copy(), process=False)
+    merged.merge_vertices(merge_tex=True, merge_norm=True)
+    return merged
+
+
+def textured_box(extents, center=(0.0, 0.0, 0.0)) -> tuple[trimesh.Trimesh, np.ndarray]:
+    """A box with four vertices per face, each face showing the whole image (MuJoCo's own box mapping):
+    upright on the side faces (image top at +z), on top and bottom with the image top towards +x."""
+    ext = np.asarray(extents, dtype=float) / 2
+    # (normal axis, sign, u axis, u sign, v axis (image down), v sign)
+    faces_def = [(0, -1, 1, -1, 2, -1), (0, 1, 1, 1, 2, -1), (1, -1, 0, 1, 2, -1), (1, 1, 0, -1, 2, -1),
+                 (2, 1, 1, 1, 0, -1), (2, -1, 1, -1, 0, -1)]
+    verts, uvs, faces = [], [], []
+    for axis, sign, ua, us, va, vs in faces_def:
+        base = len(verts)
+        for u, v in ((0, 0), (1, 0), (1, 1), (0, 1)):
+            p = np.zeros(3)
+            p[axis] = sign * ext[axis]
+            p[ua] = us * (2 * u - 1) * ext[ua]
+            p[va] = vs * (2 * v - 1) * ext[va]
+            verts.append(p)
+            uvs.append((u, v))
+        faces += [(base, base + 1, base + 2), (base, base + 2, base + 3)]
+    mesh = trimesh.Trimesh(np.array(verts) + np.asarray(center, dtype=float), np.array(faces), process=False)
+    _orient_faces_out(mesh, np.asarray(center, dtype=float))
+    return mesh, np.array(uvs, dtype=float)
+
+
+def textured_cylinder(radius: float, height: float, center=(0.0, 0.0, 0.0),
+                      sections: int = SECTIONS) -> tuple[trimesh.Trimesh, np.ndarray]:
+    """A closed cylinder along z whose side wraps the image once around (u = angle, image top at the
+    top); the caps sample a disc in the image's middle. The seam column is duplicated for the wrap."""
+    cx, cy, cz = (float(c) for c in center)
+    angles = 2 * np.pi * np.arange(sections + 1) / sections
+    verts, uvs, faces = [], [], []
+    for z, v in ((cz - height / 2, 1.0), (cz + height / 2, 0.0)):
+        for a, u in zip(angles, np.linspace(0, 1, sections + 1)):
+            verts.append((cx + radius * np.cos(a), cy + radius * np.sin(a), z))
+            uvs.append((u, v))
+    n = sections + 1
+    for j in range(sections):
+        a, b, c, d = j, j + 1, n + j, n + j + 1
+        faces += [(a, b, d), (a, d, c)]
+    for z, sign in ((cz - height / 2, -1), (cz + height / 2, 1)):
+        centre = len(verts)
+        verts.append((cx, cy, z))
+        uvs.append((0.5, 0.5))
+        ring = []
+        for a in angles[:-1]:
+            ring.append(len(verts))
+            verts.append((cx + radius * np.cos(a), cy + radius * np.sin(a), z))
+            uvs.append((0.5 + 0.25 * np.cos(a), 0.5 - 0.25 * np.sin(a)))
+        for j in range(sections):
+            p, q = ring[j], ring[(j + 1) % sections]
+            faces.append((centre, p, q) if sign > 0 else (centre, q, p))
+    mesh = trimesh.Trimesh(np.array(verts), np.array(faces), process=False)
+    return mesh, np.array(uvs, dtype=float)
+
+
+def textured_pillow(extents, nu: int = 9, nv: int = 11) -> tuple[trimesh.Trimesh, np.ndarray]:
+    """A bag standing upright (chips): thin along x, its two faces puffed out, edges pinched to zero
+    thickness; each face shows the whole image (seen from -x or +x, image top at +z)."""
+    lx, ly, lz = (float(v) for v in extents)
+    u, v = np.meshgrid(np.linspace(0, 1, nu), np.linspace(0, 1, nv))
+    puff = (np.sin(np.pi * u) * np.sin(np.pi * v)) ** 0.35 * lx / 2
+    y, z = (u - 0.5) * ly, (1 - v) * lz
+    verts, uvs, faces = [], [], []
+    index = {}
+    for side in (-1, 1):
+        for j in range(nv):
+            for i in range(nu):
+                edge = i in (0, nu - 1) or j in (0, nv - 1)
+                key = ("edge", i, j) if edge else (side, i, j)
+                if key not in index:   # edge vertices are shared by both faces (zero thickness there)
+                    index[key] = len(verts)
+                    verts.append((side * puff[j, i], y[j, i], z[j, i]))
+                    uvs.append((u[j, i] if side > 0 else 1 - u[j, i], v[j, i]))
+        for j in range(nv - 1):
+            for i in range(nu - 1):
+                k = lambda a, b: index[("edge", a, b)] if (a in (0, nu - 1) or b in (0, nv - 1)) else index[(side, a, b)]
+                a, b, c, d = k(i, j), k(i + 1, j), k(i, j + 1), k(i + 1, j + 1)
+                on_edge = lambda a_, b_: a_ in (0, nu - 1) or b_ in (0, nv - 1)
+                if on_edge(i, j) and on_edge(i + 1, j + 1):   # split along b-c: a diagonal between two pinched
+                    quad = [(a, b, c), (b, d, c)]             # edge vertices would be shared by both faces
+                else:
+                    quad = [(a, b, d), (a, d, c)]
+                faces += quad if side > 0 else [f[::-1] for f in quad]
+    mesh = trimesh.Trimesh(np.array(verts), np.array(faces), process=False)
+    if mesh.volume < 0:   # one winding for both faces by construction; make it outward
+        mesh.invert()
+    return mesh, np.array(uvs, dtype=float)
+
+
+def _orient_faces_out(mesh: trimesh.Trimesh, centre: np.ndarray) -> None:
+    """Flip, in place, faces of a star-shaped mesh whose normal points towards ``centre``."""
+    tri = mesh.vertices[mesh.faces]
+    normals = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    inward = np.einsum("ij,ij->i", normals, tri.mean(1) - centre) < 0
+    if inward.any():
+        faces = mesh.faces.copy()
+        faces[inward] = faces[inward][:, ::-1]
+        mesh.faces = faces
 
 
 def revolve(profile, sections: int = SECTIONS) -> trimesh.Trimesh:

@@ -1,5 +1,6 @@
 """Category -> procedural model, merged from the family modules (one explicit list, no import-time
-registration); a category in two families is an error."""
+registration); a category in two families is an error. A model is ``model(rng, extents, rgb)`` and
+returns :class:`~bspatial.world.assets.geometry.Piece` s; the printed family's also takes ``texture``."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ import numpy as np
 
 import bspatial.world.assets.boxes as boxes
 import bspatial.world.assets.composed as composed
+import bspatial.world.assets.labelled as labelled
 import bspatial.world.assets.revolve as revolve
 import bspatial.world.assets.tools as tools
 from bspatial.world.assets.geometry import Piece
 
 Model = Callable[[np.random.Generator, np.ndarray, tuple[float, float, float]], list[Piece]]
-FAMILIES = {"revolve": revolve.MODELS, "tools": tools.MODELS, "composed": composed.MODELS, "boxes": boxes.MODELS}
+FAMILIES = {"revolve": revolve.MODELS, "tools": tools.MODELS, "composed": composed.MODELS, "boxes": boxes.MODELS,
+            "labelled": labelled.MODELS}
+PRINTED = frozenset(labelled.MODELS)
+"""Categories whose model also takes the object's printed texture (``model(rng, extents, rgb, texture)``)."""
 
 
 def _merge() -> dict[str, Model]:
