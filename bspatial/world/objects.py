@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -123,11 +124,17 @@ def plate(name: str, diameter: float, position, *, rim_rgb=(40, 70, 150), pizza:
     parts = [Part("cylinder", (r, 0.018), Pose((0, 0, 0.009)), rgba=rgba(rim_rgb)),
              Part("cylinder", (r * 0.86, 0.0185), Pose((0, 0, 0.00925)), rgba=rgba((245, 245, 240)), collide=False),
              Part("cylinder", (r * 0.62, 0.019), Pose((0, 0, 0.0095)), rgba=rgba((232, 232, 228)), collide=False)]
-    if pizza:
-        parts += [Part("cylinder", (r * 0.8, 0.012), Pose((0, 0, 0.024)), rgba=rgba((225, 175, 95))),
-                  Part("cylinder", (r * 0.7, 0.0125), Pose((0, 0, 0.0245)), rgba=rgba((255, 255, 255)),
-                       texture=pizza_texture(f"{name}_pizza"), collide=False)]
-    return _obj(name, "plate", parts, position, mass=0.4)
+    if not pizza:
+        return _obj(name, "plate", parts, position, mass=0.4)
+    pizza_parts = [Part("cylinder", (r * 0.8, 0.012), Pose((0, 0, 0.024)), rgba=rgba((225, 175, 95))),
+                   Part("cylinder", (r * 0.7, 0.0125), Pose((0, 0, 0.0245)), rgba=rgba((255, 255, 255)),
+                        texture=pizza_texture(f"{name}_pizza"), collide=False)]
+    # The plate alone wears the plate mesh; the pizza stays a visible primitive on it, listed before the
+    # meshes so the primitives keep their order (and the physics its exact numbers).
+    dressed = _obj(name, "plate", parts, position, mass=0.4)
+    primitives = [p for p in dressed.parts if p.kind != "mesh"]
+    meshes = [p for p in dressed.parts if p.kind == "mesh"]
+    return dataclasses.replace(dressed, parts=tuple(primitives + pizza_parts + meshes))
 
 
 def saucer(name: str, position, *, rgb=(235, 235, 230)) -> ObjectSpec:

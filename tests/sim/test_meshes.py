@@ -11,7 +11,7 @@ import numpy as np
 
 from bspatial.sim.mujoco_backend import MujocoBackend
 from bspatial.world.assets import dress
-from bspatial.world.objects import bowl, food_item, tool
+from bspatial.world.objects import bowl, food_item, plate, tool
 from bspatial.world.spec import CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, table_object
 
 RED = (1.0, 0.0, 0.0, 1.0)
@@ -26,9 +26,10 @@ def _without_meshes(obj: ObjectSpec) -> ObjectSpec:
 
 
 def _drop_scene(meshed: bool) -> SceneSpec:
-    """A table and four free objects dropped from 10-30 cm, tilted, so they bounce and topple."""
+    """A table and five free objects dropped from 10-30 cm, tilted, so they bounce and topple."""
     objects = [bowl("bowl_0", (1.0, -0.25, 1.0)), food_item("banana_0", "banana", 0.18, (1.0, 0.0, 1.05), 0.4),
                tool("hammer_0", "hammer", (1.05, 0.25, 0.95), 1.0),
+               plate("plate_0", 0.26, (1.2, -0.3, 0.9), pizza=True),
                dress(ObjectSpec("teapot_0", "teapot", (Part("cylinder", (0.08, 0.12), Pose((0, 0, 0.06))),
                                                        Part("cylinder", (0.03, 0.05), Pose((0, 0, 0.145)))),
                                 pose=Pose((0.8, 0.1, 1.1), (0.98, 0.1, 0.15, 0.0)), mass=0.5))]

@@ -15,7 +15,7 @@ import pytest
 import trimesh
 
 from bspatial.world.assets import MODELS, dress, meshed_categories
-from bspatial.world.assets.registry import PRINTED
+from bspatial.world.assets.registry import ACCENTED, PRINTED
 from bspatial.world.relations import object_box
 from bspatial.world.spec import ObjectSpec, Part, Pose
 from bspatial.world.textures import label_texture
@@ -39,7 +39,7 @@ def _primitive(category: str, extents, yaw: float = 0.0, position=(0.4, -0.2, 0.
 
 
 def _model(category: str, seed: int, ext):
-    extra = (LABEL,) if category in PRINTED else ()
+    extra = (LABEL,) if category in PRINTED else ((0.9, 0.9, 0.88),) if category in ACCENTED else ()
     return MODELS[category](np.random.default_rng(seed), np.asarray(ext, dtype=float), (0.5, 0.4, 0.3), *extra)
 
 

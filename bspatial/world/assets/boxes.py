@@ -19,7 +19,7 @@ def _xyz(ext):
     return (float(v) for v in ext)
 
 
-def cloth(rng, ext, rgb, *, folds: int = 2):
+def cloth(rng, ext, rgb, *, folds: int = 2, stripes: bool = False):
     """A folded cloth: a thin slab whose top ripples in soft folds, and a hem stripe."""
     X, Y, Z = _xyz(ext)
     nx, ny = 13, 15
@@ -31,7 +31,12 @@ def cloth(rng, ext, rgb, *, folds: int = 2):
     body = g.slab((X, Y, 0.2 * Z), ripple / ripple.max() * 0.8 * Z)
     col = jitter(rgb, rng, 0.06)
     hem = g.box((X * 0.98, 0.06 * Y, 0.3 * Z), center=(0, -0.42 * Y, 0.15 * Z))
-    return [Piece(body, col), Piece(hem, shade(col, 0.7))]
+    pieces = [Piece(body, col), Piece(hem, shade(col, 0.7))]
+    if stripes:   # a tea towel's woven bands near both ends
+        band = pick([(200, 40, 40), (40, 80, 170), (40, 130, 70)], rng)
+        for y in (-0.3, -0.25, 0.25, 0.3):
+            pieces.append(Piece(g.box((X * 0.97, 0.025 * Y, 0.9 * Z), center=(0, y * Y, 0.45 * Z)), band))
+    return pieces
 
 
 def sock(rng, ext, rgb):
@@ -110,8 +115,9 @@ def container(rng, ext, rgb, *, lid_rgb=None):
     return [Piece(tub, jitter(rgb, rng, 0.03)), Piece(lid, lid_rgb or jitter(shade(rgb, 0.75), rng, 0.03))]
 
 
-def tupperware(rng, ext, rgb):
-    return container(rng, ext, (0.88, 0.9, 0.91), lid_rgb=jitter(rgb, rng, 0.04))
+def tupperware(rng, ext, rgb, accent):
+    """A food box: the builder's tub colour (``rgb``, frosted white) under its lid colour (``accent``)."""
+    return container(rng, ext, rgb, lid_rgb=jitter(accent, rng, 0.04))
 
 
 def backpack(rng, ext, rgb):
@@ -182,7 +188,7 @@ def pillow(rng, ext, rgb):
     u, v = np.meshgrid(np.linspace(-1, 1, 11), np.linspace(-1, 1, 13))
     dome = (1 - u ** 2) ** 0.5 * (1 - v ** 2) ** 0.5
     body = g.slab((X, Y, 0.35 * Z), dome * 0.65 * Z)
-    col = jitter(rgb, rng, 0.04)
+    col = pick([(235, 230, 220), (170, 190, 220), (220, 180, 190), (200, 210, 170), (120, 130, 160)], rng)
     seam = g.box((X, Y, 0.06 * Z), center=(0, 0, 0.35 * Z))
     return [Piece(body, col), Piece(seam, shade(col, 0.85))]
 
@@ -215,13 +221,16 @@ def storage_box(rng, ext, rgb):
     return pieces
 
 
+ACCENTED_MODELS = {"tupperware": tupperware}
+"""Models that also take the builder's second colour (``model(rng, extents, rgb, accent)``)."""
+
 MODELS = {
     "rag": lambda rng, ext, rgb: cloth(rng, ext, rgb, folds=3),
-    "hand_towel": cloth, "dishtowel": cloth,
+    "hand_towel": cloth, "dishtowel": lambda rng, ext, rgb: cloth(rng, ext, rgb, stripes=True),
     "sock": sock, "sponge": sponge, "chopping_board": chopping_board,
     "baking_sheet": lambda rng, ext, rgb: rimmed(rng, ext, rgb, handles=False, rim=0.03),
     "tray": lambda rng, ext, rgb: rimmed(rng, ext, rgb, handles=True, rim=0.06),
-    "carton": carton, "milk_carton": milk_carton, "tupperware": tupperware, "storage_box": storage_box,
+    "carton": carton, "milk_carton": milk_carton, "storage_box": storage_box,
     "backpack": backpack, "hamper": hamper, "recycling_bin": recycling_bin, "laptop": laptop, "notebook": notebook,
     "newspaper": newspaper, "pillow": pillow, "pencil_case": pencil_case, "folder": folder,
 }

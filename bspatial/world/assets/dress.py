@@ -20,7 +20,7 @@ import numpy as np
 
 from bspatial.common.seeds import derive_seed
 from bspatial.world.assets.geometry import Piece
-from bspatial.world.assets.registry import MODELS, PRINTED
+from bspatial.world.assets.registry import ACCENTED, MODELS, PRINTED
 from bspatial.world.relations import object_box
 from bspatial.world.spec import Mesh, ObjectSpec, Part, Pose, Texture
 
@@ -39,11 +39,23 @@ def appearance_seed(obj: ObjectSpec, salt: object = "") -> int:
                        *(f"{v:.4f}" for v in obj.pose.position), salt)
 
 
+def _by_size(obj: ObjectSpec) -> list[Part]:
+    plain = [p for p in obj.parts if p.texture is None and p.kind != "mesh"] or list(obj.parts)
+    return sorted(plain, key=lambda p: -float(np.prod(p.local_half_extents())))   # stable: ties keep part order
+
+
 def base_rgb(obj: ObjectSpec) -> tuple[float, float, float]:
     """The object's own main colour: the largest untextured primitive's (what its builder chose)."""
-    plain = [p for p in obj.parts if p.texture is None and p.kind != "mesh"] or list(obj.parts)
-    main = max(plain, key=lambda p: float(np.prod(p.local_half_extents())))
-    return tuple(float(c) for c in main.rgba[:3])
+    return tuple(float(c) for c in _by_size(obj)[0].rgba[:3])
+
+
+def accent_rgb(obj: ObjectSpec) -> tuple[float, float, float]:
+    """The object's second colour: the largest untextured primitive coloured unlike the main one (a
+    plate's well under its rim colour, a food box's lid); the main colour when it has only one."""
+    parts = _by_size(obj)
+    main = parts[0].rgba[:3]
+    other = next((p for p in parts if p.rgba[:3] != main), parts[0])
+    return tuple(float(c) for c in other.rgba[:3])
 
 
 def printed_texture(obj: ObjectSpec) -> Texture:
@@ -87,6 +99,8 @@ def dress(obj: ObjectSpec, salt: object = "") -> ObjectSpec:
     rng = np.random.default_rng(appearance_seed(obj, salt))
     if obj.category in PRINTED:
         pieces = model(rng, extents, base_rgb(obj), printed_texture(obj))
+    elif obj.category in ACCENTED:
+        pieces = model(rng, extents, base_rgb(obj), accent_rgb(obj))
     else:
         pieces = model(rng, extents, base_rgb(obj))
     hidden = tuple(dataclasses.replace(p, visible=False) for p in obj.parts)

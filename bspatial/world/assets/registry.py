@@ -1,6 +1,7 @@
 """Category -> procedural model, merged from the family modules (one explicit list, no import-time
 registration); a category in two families is an error. A model is ``model(rng, extents, rgb)`` and
-returns :class:`~bspatial.world.assets.geometry.Piece` s; the printed family's also takes ``texture``."""
+returns :class:`~bspatial.world.assets.geometry.Piece` s; printed and accented models take one more
+argument (the object's texture, its second colour)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ import bspatial.world.assets.tools as tools
 from bspatial.world.assets.geometry import Piece
 
 Model = Callable[[np.random.Generator, np.ndarray, tuple[float, float, float]], list[Piece]]
-FAMILIES = {"revolve": revolve.MODELS, "tools": tools.MODELS, "composed": composed.MODELS, "boxes": boxes.MODELS,
-            "labelled": labelled.MODELS}
+FAMILIES = {"revolve": {**revolve.MODELS, **revolve.ACCENTED_MODELS}, "tools": tools.MODELS, "composed": composed.MODELS,
+            "boxes": {**boxes.MODELS, **boxes.ACCENTED_MODELS}, "labelled": labelled.MODELS}
 PRINTED = frozenset(labelled.MODELS)
 """Categories whose model also takes the object's printed texture (``model(rng, extents, rgb, texture)``)."""
+ACCENTED = frozenset({**revolve.ACCENTED_MODELS, **boxes.ACCENTED_MODELS})
+"""Categories whose model also takes the builder's second colour (``model(rng, extents, rgb, accent)``)."""
 
 
 def _merge() -> dict[str, Model]:

@@ -36,12 +36,16 @@ def bowl(rng, ext, rgb):
     return [Piece(body, jitter(rgb, rng))]
 
 
-def plate(rng, ext, rgb):
+def plate(rng, ext, rgb, accent):
+    """A plate or saucer: a glazed body in ``accent`` (the builder's well colour, white on most) with a
+    raised rim band in ``rgb`` (the builder's rim colour, which tells plates of a task apart)."""
     R, H = _rh(ext)
     well = rng.uniform(0.55, 0.7)
-    body = g.revolve(_scaled([(0, 0), (well * 0.9, 0), (well, 0.35), (1.0, 0.9), (1.0, 1.0), (0.97, 1.0),
+    body = g.revolve(_scaled([(0, 0), (well * 0.9, 0), (well, 0.35), (0.97, 0.85), (0.97, 0.9), (0.9, 0.9),
                               (well, 0.6), (0, 0.6)], R, H))
-    return [Piece(body, jitter(rgb, rng, 0.03))]
+    band = g.torus(0.95 * R, 0.05 * R, center=(0, 0, 0.93 * H))   # a ring on the rim, flattened to the rim's height
+    band.vertices[:, 2] = 0.93 * H + (band.vertices[:, 2] - 0.93 * H) * (0.07 * H / (0.05 * R))
+    return [Piece(body, jitter(accent, rng, 0.02)), Piece(band, jitter(rgb, rng, 0.02))]
 
 
 def cup(rng, ext, rgb, *, handle: bool):
@@ -225,14 +229,19 @@ def teapot(rng, ext, rgb):
 
 
 def watering_can(rng, ext, rgb):
+    """A watering can: a squat body, a long spout rising from its foot to a rose, an arched handle."""
     R, H = _rh(ext)
-    body = g.revolve(_scaled([(0, 0), (0.55, 0), (0.55, 0.6), (0.4, 0.68), (0, 0.68)], R, H))
-    spout = g.tube([(0.4 * R, 0, 0.15 * H), (0.8 * R, 0, 0.6 * H), (1.0 * R, 0, 0.85 * H)],
-                   [0.08 * R, 0.06 * R, 0.05 * R], sides=8)
-    rose = g.cylinder(0.1 * R, 0.08 * H, center=(1.0 * R, 0, 0.88 * H))
-    handle = g.tube([(-0.5 * R, 0, 0.5 * H), (-0.3 * R, 0, 1.0 * H), (0.2 * R, 0, 0.72 * H)], [0.05 * R] * 3, sides=8)
+    body_h = rng.uniform(0.5, 0.6)
+    body = g.revolve(_scaled([(0, 0), (0.6, 0), (0.62, 0.05), (0.6, body_h), (0.35, body_h + 0.08), (0, body_h + 0.08)], R, H))
+    spout = g.tube(np.linspace((0.45 * R, 0, 0.12 * H), (0.92 * R, 0, 0.8 * H), 5), [0.09 * R, 0.08 * R, 0.07 * R, 0.06 * R, 0.06 * R],
+                   sides=8)
+    rose = g.revolve(_scaled([(0, 0), (0.06, 0), (0.16, 0.1), (0.16, 0.13), (0, 0.13)], R, H))
+    rose.apply_translation((0.95 * R, 0, 0.76 * H))
+    arc = [(-0.5 * R + 0.7 * R * (1 - np.cos(a)) / 2, 0, (body_h + 0.05) * H + (0.95 - body_h) * H * np.sin(a))
+           for a in np.linspace(0, np.pi, 9)]
+    handle = g.tube(arc, [0.06 * R] * 9, sides=8)
     col = jitter(rgb, rng)
-    return [Piece(body, col), Piece(spout, col), Piece(rose, col), Piece(handle, col)]
+    return [Piece(body, col), Piece(spout, col), Piece(rose, shade(col, 0.8)), Piece(handle, col)]
 
 
 def round_fruit(rng, ext, rgb, *, top=0.85, dimple=0.06, stem=True, leaf=False):
@@ -298,8 +307,11 @@ def can(rng, ext, rgb):
     return [Piece(body, jitter(rgb, rng, 0.02))]
 
 
+ACCENTED_MODELS = {"plate": plate, "saucer": plate, "platter": plate}
+"""Models that also take the builder's second colour (``model(rng, extents, rgb, accent)``)."""
+
 MODELS = {
-    "bowl": bowl, "mixing_bowl": bowl, "plate": plate, "saucer": plate, "platter": plate,
+    "bowl": bowl, "mixing_bowl": bowl,
     "mug": lambda rng, ext, rgb: cup(rng, ext, rgb, handle=True),
     "water_glass": lambda rng, ext, rgb: cup(rng, ext, rgb, handle=False),
     "wineglass": wineglass, "wine_bottle": wine_bottle, "water_bottle": bottle, "olive_oil_bottle": bottle,
