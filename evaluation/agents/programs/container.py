@@ -7,11 +7,16 @@ base-frame points, shows each layer floor as a horizontal surface whose front ed
 container's face; the floors are evenly spaced, so the instructed layer (counted from the bottom) is the
 lowest floor plus whole pitches, even when some floors are hidden. The goal is where the pointer's ray
 meets that floor's plane. When the head camera cannot see the goal (a layer above the camera), the
-program raises the hand and asks again through the wrist camera.
+program raises the other hand and asks again through its wrist camera.
 
-The object is taken from above at its near edge, so most of it sticks out ahead of the fingers: it slides
-into the layer while the hand stays in front of the layer above, is set down on the floor just inside the
-face, released, and the hand backs out.
+The object is taken from above at its near edge, so most of it sticks out ahead of the fingers. The API
+leaves the hand's orientation to the arm, so the program reads it back after every move and aims the
+held object, not the hand (the object's offset in the hand frame is fixed once grasped). It slides the
+object into the layer at the floor's height, keeping the hand out of a layer too low for it, sets it down,
+lets go, backs out and, if only the object's front went in, pushes it deeper with the closed hand. Low
+layers need the torso bent, which over a container in front tips the hand back over the object; they are
+reached side-on (a quarter turn, the arm's side to the container), where the bend tips the hand along the
+face instead.
 """
 
 import math
@@ -37,6 +42,7 @@ STANDOFF_M = 0.45       # the grasp point this far ahead of the base after the f
 GRASP_INSET_M = 0.01    # the fingers land this far inside the object's near edge
 GRASP_DEPTH_M = 0.03    # the closed hand pushes this far below the seen top (the assisted grasp engages on contact)
 LIFT_M = 0.12           # lift after the grasp
+TRANSIT_M_S = 0.4       # hand speed away from contact (the step budget is tight for the long carry)
 CARRY_X_M = 0.40        # the held object is carried with the hand this far ahead of the base
 FACE_STANDOFF_M = 0.50  # the base stops this far in front of the container face ...
 HIGH_LAYER_M = 1.0      # ... or, for layers above this (reached with the arm raised, farther out) ...
@@ -53,7 +59,10 @@ BOARD_M = 0.03          # ... and must pass under the floor above, this thick
 PUSH_Z_M = 0.05         # a half-inserted object is pushed in by the closed hand this high above the floor
 PLACE_TRIES = 4         # aims per held-object placement ...
 PLACE_TOL_M = 0.01      # ... until the hand is this close to where the object needs it
-USE_TORSO = False       # the torso stays upright: bending it turns the hand back over the object
+LOW_LAYER_M = 0.45      # layers below this are reached side-on with the torso bent ...
+SIDE_FACE_M = 0.50      # ... the base centre this far from the face ...
+SIDE_AHEAD_M = 0.50     # ... and the goal this far ahead of it
+BACK_OFF_M = 0.12       # the open hand backs out of the face this far
 LOOK_ARM = "left"       # the arm whose wrist camera looks for a goal the head camera cannot see, ...
 LOOK = {"left": [0.3, 0.1, 1.45], "right": [0.3, -0.1, 1.45]}  # ... raised here
 
@@ -200,17 +209,19 @@ def find_goal(api, arm):
     return (camera, found[0]) if found else (None, None)
 
 
-def place_hand(api, arm, offset, goal, speed=None):
+def place_hand(api, arm, offset, goal, speed=None, torso=False):
     """Move ``arm``'s hand to base-frame ``goal`` less the held object's offset as it hangs now: the
     hand's orientation is the arm's to choose, so aim, read the orientation reached and aim again (a goal
     out of reach for the hand as it is turned may be in reach once it has turned on the way)."""
-    result = None
+    result, before = None, None
     for _ in range(PLACE_TRIES):
         position, R = hand(api, arm)
         target = goal(R @ offset)
-        if result is not None and np.linalg.norm(target - position) < PLACE_TOL_M:
-            break
-        result = api.move_ee_to(target.tolist(), arm=arm, speed=speed, use_torso=USE_TORSO)
+        if result is not None and (np.linalg.norm(target - position) < PLACE_TOL_M
+                                   or np.linalg.norm(position - before) < PLACE_TOL_M):
+            break                                   # there, or stuck: aiming again only spends the budget
+        before = position
+        result = api.move_ee_to(target.tolist(), arm=arm, speed=speed, use_torso=torso)
     return result
 
 
@@ -257,9 +268,9 @@ def drive(api, dx, dy):
     """Sideways first, then forward (a diagonal drive clips furniture corners); False if either failed."""
     sideways = api.move_base(0.0, dy, 0.0)
     forward = api.move_base(dx, 0.0, 0.0)
-    if not (sideways["success"] and forward["success"]):
-        api.log("drive", sideways=sideways["reason"], forward=forward["reason"])
-    return sideways["success"] and forward["success"]
+    if not (sideways.success and forward.success):
+        api.log("drive", sideways=sideways.reason, forward=forward.reason)
+    return sideways.success and forward.success
 
 
 def run(api):
@@ -281,8 +292,8 @@ def run(api):
     near_x, far_x, obj_y, top, support = extent
     grasp_x = near_x + GRASP_INSET_M
     api.close_gripper(arm)
-    api.move_ee_to([grasp_x - 0.05, obj_y, top + 0.12], arm=arm)
-    api.move_ee_to([grasp_x, obj_y, top + 0.04], arm=arm)
+    api.move_ee_to([grasp_x - 0.05, obj_y, top + 0.12], arm=arm, speed=TRANSIT_M_S)
+    api.move_ee_to([grasp_x, obj_y, top + 0.04], arm=arm, speed=TRANSIT_M_S)
     api.move_ee_to([grasp_x, obj_y, top - GRASP_DEPTH_M], arm=arm, speed=0.08)
     if not api.get_state()["holding"][arm]:
         api.log("no grasp")
@@ -293,54 +304,83 @@ def run(api):
     centre = np.array([position[0] - GRASP_INSET_M + radius, position[1], support])   # its bottom centre
     offset = R.T @ (centre - position)                              # fixed in the hand while it is held
     api.log("grasp", eef=position.tolist(), offset=offset.tolist())
-    api.move_ee_by([0, 0, LIFT_M], arm=arm)
+    api.move_ee_by([0, 0, LIFT_M], arm=arm, speed=TRANSIT_M_S)
 
     # Carry: hand pulled in, base to the container face with the arm in line with the goal, look again.
     position, R = hand(api, arm)
-    api.move_ee_to([CARRY_X_M, position[1], position[2]], arm=arm)
-    # (The container may be out of the head camera's view here: go by the first survey, then look again.)
-    standoff = FACE_STANDOFF_M if shelf["floor_z"] < HIGH_LAYER_M else HIGH_FACE_STANDOFF_M
-    drive(api, shelf["face_x"] - dx - standoff, shelf["goal_y"] - dy - lateral)
+    api.move_ee_to([CARRY_X_M, position[1], position[2]], arm=arm, speed=TRANSIT_M_S)
     floor_z, pitch = shelf["floor_z"], shelf["pitch"]   # heights do not move with the base
-    shelf = survey(api, layer, "right" if arm == "left" else "left")
-    if shelf is None:
-        return
-    face_x, goal_y = shelf["face_x"], shelf["goal_y"]
+    # (The container may be out of the head camera's view here: go by the first survey, then look again.)
+    face_x, goal_y = shelf["face_x"] - dx, shelf["goal_y"] - dy
+    if floor_z < LOW_LAYER_M:
+        # A low layer needs the torso bent, which tilts the hand back over the object when the robot faces
+        # the container; side-on, the bend tilts it along the face instead. The arm's side faces the
+        # container after a quarter turn, the goal SIDE_AHEAD_M ahead; the head no longer sees it.
+        turn = -math.pi / 2 if arm == "left" else math.pi / 2
+        side = -1.0 if arm == "right" else 1.0          # the container is on this side of the turned base
+        # One drive and turn together (the step budget is tight): the goal must end up at (SIDE_AHEAD_M,
+        # side * SIDE_FACE_M) in the turned frame, so the base goes to goal - R(turn) @ that.
+        c, s = math.cos(turn), math.sin(turn)
+        ahead, out = SIDE_AHEAD_M, side * SIDE_FACE_M
+        moved = api.move_base(face_x - (c * ahead - s * out), goal_y - (s * ahead + c * out), turn)
+        if not moved.success:
+            api.log("drive", reason=moved.reason)
+        into = np.array([0.0, side, 0.0])
+        along = np.array([1.0, 0.0, 0.0])
+        face_d, goal_a, torso = SIDE_FACE_M, SIDE_AHEAD_M, True
+    else:
+        standoff = FACE_STANDOFF_M if floor_z < HIGH_LAYER_M else HIGH_FACE_STANDOFF_M
+        drive(api, face_x - standoff, goal_y - lateral)
+        shelf = survey(api, layer, "right" if arm == "left" else "left")
+        if shelf is None:
+            return
+        into, along = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+        face_d, goal_a, torso = shelf["face_x"], shelf["goal_y"], False
+    insert(api, arm, offset, radius, into, along, face_d, goal_a, floor_z, pitch, torso)
 
-    # In front of the face at the layer's height, slide in, set down, let go, back out.
+
+def insert(api, arm, offset, radius, into, along, face_d, goal_a, floor_z, pitch, torso):
+    """Slide the held object into the layer whose floor is at ``floor_z``: ``into`` points into the
+    container (base frame), whose face lies at depth ``face_d`` along it; the goal is at ``goal_a`` along
+    ``along``. In front of the face at the layer's height, slide in, set down, let go, back out."""
+    up = np.array([0.0, 0.0, 1.0])
+
+    def at(depth, across, z):
+        return into * depth + along * across + up * z
+
     entry_z, release_z = floor_z + ENTRY_M, floor_z + RELEASE_M
     # The hand first goes to the layer's height itself: on the way it turns as the arm likes, and only
     # then is it known where the held object hangs from it.
     position, _ = hand(api, arm)
-    api.move_ee_to([position[0], goal_y, entry_z + ENTRY_M], arm=arm)
-    api.move_ee_to([face_x - PRE_ENTRY_M, goal_y, entry_z + ENTRY_M], arm=arm)
+    for depth in (float(position @ into), face_d - PRE_ENTRY_M):
+        api.move_ee_to(at(depth, goal_a, entry_z + ENTRY_M).tolist(), arm=arm, speed=TRANSIT_M_S, use_torso=torso)
     position, R = hand(api, arm)
     lift = max(entry_z, position[2] + float((R @ offset)[2]))
-    out_x = lambda o: face_x - FACE_GAP_M - radius - o[0]
-    steps = [("above", lambda o: np.array([out_x(o), goal_y - o[1], lift - o[2]]), None),
-             ("outside", lambda o: np.array([out_x(o), goal_y - o[1], entry_z - o[2]]), None)]
+    out_d = lambda o: face_d - FACE_GAP_M - radius - float(o @ into)
+    steps = [("above", lambda o: at(out_d(o), goal_a - float(o @ along), lift - o[2]), TRANSIT_M_S),
+             ("outside", lambda o: at(out_d(o), goal_a - float(o @ along), entry_z - o[2]), TRANSIT_M_S)]
     for name, goal_of, speed in steps:
-        result = place_hand(api, arm, offset, goal_of, speed)
-        api.log(name, ok=bool(result["success"]), reason=result["reason"], eef=hand(api, arm)[0].tolist())
+        result = place_hand(api, arm, offset, goal_of, speed, torso)
+        api.log(name, ok=bool(result.success), reason=result.reason, eef=hand(api, arm)[0].tolist())
     # Does the hand fit under the floor above as it holds the object now? Else it stays out of the layer.
     position, R = hand(api, arm)
     hand_top = position[2] + max(0.0, float((R @ [0.0, 0.0, HAND_LENGTH_M])[2])) + HAND_MARGIN_M
-    fits = hand_top < floor_z + pitch - BOARD_M
-    hand_x = math.inf if fits else face_x - HAND_CLEAR_M
+    fits = hand_top < floor_z + pitch - BOARD_M and not torso   # bent over, the arm is too low to enter
+    hand_d = math.inf if fits else face_d - HAND_CLEAR_M
     api.log("layer room", hand_top=hand_top, ceiling=floor_z + pitch - BOARD_M, hand_fits=bool(fits))
-    in_x = lambda o: min(face_x + INSET_M - o[0], hand_x)
-    steps = [("inside", lambda o: np.array([in_x(o), goal_y - o[1], entry_z - o[2]]), 0.1),
-             ("down", lambda o: np.array([in_x(o), goal_y - o[1], release_z - o[2]]), 0.05)]
+    in_d = lambda o: min(face_d + INSET_M - float(o @ into), hand_d)
+    steps = [("inside", lambda o: at(in_d(o), goal_a - float(o @ along), entry_z - o[2]), 0.15),
+             ("down", lambda o: at(in_d(o), goal_a - float(o @ along), release_z - o[2]), 0.05)]
     for name, goal_of, speed in steps:
-        result = place_hand(api, arm, offset, goal_of, speed)
-        api.log(name, ok=bool(result["success"]), reason=result["reason"], eef=hand(api, arm)[0].tolist())
+        result = place_hand(api, arm, offset, goal_of, speed, torso)
+        api.log(name, ok=bool(result.success), reason=result.reason, eef=hand(api, arm)[0].tolist())
     api.open_gripper(arm)
-    api.move_ee_by([-0.12, 0, 0], arm=arm)
+    api.move_ee_by((-BACK_OFF_M * into).tolist(), arm=arm, use_torso=torso)
     if not fits:
         # Only the object's front went in: push it deeper with the closed fingers, the hand still out.
         position, _ = hand(api, arm)
         api.close_gripper(arm)
-        api.move_ee_to([position[0], goal_y, floor_z + PUSH_Z_M], arm=arm)
-        api.move_ee_to([hand_x, goal_y, floor_z + PUSH_Z_M], arm=arm, speed=0.08)
-        api.move_ee_by([-0.12, 0, 0], arm=arm)
+        api.move_ee_to(at(float(position @ into), goal_a, floor_z + PUSH_Z_M).tolist(), arm=arm, use_torso=torso)
+        api.move_ee_to(at(hand_d, goal_a, floor_z + PUSH_Z_M).tolist(), arm=arm, speed=0.08, use_torso=torso)
+        api.move_ee_by((-BACK_OFF_M * into).tolist(), arm=arm, use_torso=torso)
     api.wait(2.0)
