@@ -222,10 +222,9 @@ class MujocoBackend:
             mesh.uservert = part.mesh.vertices.reshape(-1).tolist()
             mesh.userface = part.mesh.faces.reshape(-1).tolist()
             if part.mesh.texcoords is not None:
-                # MuJoCo's texture v axis runs bottom-up; our images have row 0 at the top.
-                uv = part.mesh.texcoords.copy()
-                uv[:, 1] = 1.0 - uv[:, 1]
-                mesh.usertexcoord = uv.reshape(-1).tolist()
+                # MuJoCo samples a 2-D texture with v = 0 at its first data row, the image's top row, which
+                # is the Mesh convention: no flip (checked by rendering a label, tests/sim/test_meshes.py).
+                mesh.usertexcoord = part.mesh.texcoords.reshape(-1).tolist()
             mesh.scale = list(part.size)
             # Visual meshes carry no mass (geom mass 0); shell inertia keeps MuJoCo from rejecting thin
             # or open shapes it would otherwise try to fill with volume.

@@ -153,3 +153,35 @@ def test_segmentation_sees_the_visual_mesh_not_the_collider():
         assert red.sum() > 200
         assert _iou(seg, red) >= MIN_SILHOUETTE_IOU, camera
         assert _iou(seg, collider_seg) < 0.9, camera    # spout and handle stick out of the cylinder
+
+
+def test_printed_labels_read_upright_and_unmirrored():
+    from bspatial.world.objects import packaged_food
+
+    box = packaged_food("cereal_0", "box_of_cereal", 0.3, (0.0, 0.0, 0.0))
+    cams = (CameraSpec("front", (-0.8, 0.0, 0.15), (0.0, 0.0, 0.15), fovy_deg=30.0),)   # facing its -x face
+    sim = MujocoBackend(camera_size=320)
+    try:
+        sim.load(SceneSpec("cereal", objects=(box,), cameras=cams, robot=None))
+        frame = sim.render("front")
+    finally:
+        sim.close()
+    rgb = frame.rgb.astype(int)
+    mask = frame.segmentation == next(i for i, n in frame.id_to_name.items() if n == "cereal_0")
+    rows, cols = np.nonzero(mask)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    # label_texture draws, top to bottom: a cream band holding the red word (left-aligned), then a bowl
+    # with tan cereal. Upright: the cereal is below the band; unmirrored: the word sits left in the band.
+    cream = mask & (r > 190) & (g > 180) & (b > 150)
+    tan = mask & (r > 170) & (g > 120) & (g < 190) & (b < 140)
+    band_rows = np.nonzero(cream.any(1))[0]
+    assert np.nonzero(tan)[0].mean() > np.nonzero(cream)[0].mean()
+    top_band = cream[: band_rows.min() + (band_rows.max() - band_rows.min()) // 2]
+    band_cols = np.nonzero(top_band.any(0))[0]
+    word = mask & (r > 120) & (g < 90)
+    word[: band_rows.min()] = False
+    word[band_rows.min() + (band_rows.max() - band_rows.min()) // 2:] = False
+    word[:, : band_cols.min()] = False
+    word[:, band_cols.max() + 1:] = False
+    assert word.sum() > 20 and np.nonzero(word)[1].mean() < (band_cols.min() + band_cols.max()) / 2
+    assert rows.size and cols.size

@@ -2,8 +2,7 @@
 it round, chips bags puff it out, books show their page block between the covers, board games a lid).
 
 Models here take ``(rng, extents, rgb, texture)``: ``texture`` is the object's printed texture (its
-builder's), required. Textured pieces are white so the texture shows its own colours. Dice and the
-flat-sided food boxes (cereal, crackers) stay primitives: their textured box is already their shape.
+builder's), required. Textured pieces are white so the texture shows its own colours.
 """
 
 from __future__ import annotations
@@ -89,7 +88,48 @@ def board_game(rng, ext, rgb, texture):
     return [Piece(lid, PRINT, uv, texture), Piece(base, pick([(40, 40, 45), (235, 230, 220), (120, 30, 30)], rng))]
 
 
+def _corner_rgb(texture) -> tuple[float, float, float]:
+    """The colour of the texture's top-left pixel (a die's body, a carton's printed ground)."""
+    return tuple(float(c) / 255 for c in texture.image[0, 0])
+
+
+def carton(rng, ext, rgb, texture):
+    """A cereal / cracker carton: the printed box with its top tuck flap and glued side seam showing."""
+    X, Y, Z = _xyz(ext)
+    body, uv = g.textured_box((X, Y, 0.965 * Z), center=(0, 0, 0.4825 * Z))
+    ground = _corner_rgb(texture)
+    flap = g.box((0.9 * X, 0.98 * Y, 0.035 * Z), center=(0.03 * X, 0, 0.9825 * Z))
+    seam = g.box((0.02 * X, 0.99 * Y, 0.01 * Z), center=(-0.46 * X, 0, 0.968 * Z))
+    return [Piece(body, PRINT, uv, texture), Piece(flap, shade(ground, 0.92)), Piece(seam, shade(ground, 0.7))]
+
+
+def die(rng, ext, rgb, texture):
+    """A die with rounded edges: printed faces inside a frame of edge rods and corner balls in its body colour."""
+    X, Y, Z = _xyz(ext)
+    r = 0.09 * min(X, Y, Z)
+    body, uv = g.textured_box((X - 2 * r, Y - 2 * r, Z - 2 * r), center=(0, 0, Z / 2))
+    faces, fuv = g.textured_box((X, Y, Z), center=(0, 0, Z / 2))
+    del body, uv
+    colour = _corner_rgb(texture)
+    pieces = [Piece(faces, PRINT, fuv, texture)]
+    half = np.array([X, Y, Z]) / 2 - r
+    centre = np.array([0.0, 0.0, Z / 2])
+    for axis, name in enumerate("xyz"):
+        others = [a for a in range(3) if a != axis]
+        for s0 in (-1, 1):
+            for s1 in (-1, 1):
+                c = centre.copy()
+                c[others[0]] += s0 * half[others[0]]
+                c[others[1]] += s1 * half[others[1]]
+                pieces.append(Piece(g.cylinder(r * 1.02, 2 * half[axis], center=tuple(c), axis=name, sections=8), colour))
+    for signs in np.ndindex(2, 2, 2):
+        c = centre + (2 * np.array(signs) - 1) * half
+        pieces.append(Piece(g.ellipsoid((r * 1.02,) * 3, center=tuple(c), subdivisions=1), colour))
+    return pieces
+
+
 MODELS = {
     "can_of_soda": can, "box_of_oatmeal": canister, "bag_of_chips": chips_bag, "hardback": hardback,
-    "paperback_book": paperback, "board_game": board_game,
+    "paperback_book": paperback, "board_game": board_game, "box_of_cereal": carton, "box_of_crackers": carton,
+    "dice": die, "toy_dice": die,
 }
