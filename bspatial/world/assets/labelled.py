@@ -97,8 +97,8 @@ def carton(rng, ext, rgb, texture):
     """A cereal / cracker carton: the printed box with its top tuck flap and glued side seam showing."""
     X, Y, Z = _xyz(ext)
     body, uv = g.textured_box((X, Y, 0.965 * Z), center=(0, 0, 0.4825 * Z))
-    ground = _corner_rgb(texture)
-    flap = g.box((0.9 * X, 0.98 * Y, 0.035 * Z), center=(0.03 * X, 0, 0.9825 * Z))
+    ground = jitter(_corner_rgb(texture), rng, 0.03)
+    flap = g.box((rng.uniform(0.85, 0.95) * X, 0.98 * Y, 0.035 * Z), center=(0.03 * X, 0, 0.9825 * Z))
     seam = g.box((0.02 * X, 0.99 * Y, 0.01 * Z), center=(-0.46 * X, 0, 0.968 * Z))
     return [Piece(body, PRINT, uv, texture), Piece(flap, shade(ground, 0.92)), Piece(seam, shade(ground, 0.7))]
 
@@ -106,10 +106,8 @@ def carton(rng, ext, rgb, texture):
 def die(rng, ext, rgb, texture):
     """A die with rounded edges: printed faces inside a frame of edge rods and corner balls in its body colour."""
     X, Y, Z = _xyz(ext)
-    r = 0.09 * min(X, Y, Z)
-    body, uv = g.textured_box((X - 2 * r, Y - 2 * r, Z - 2 * r), center=(0, 0, Z / 2))
+    r = rng.uniform(0.07, 0.11) * min(X, Y, Z)
     faces, fuv = g.textured_box((X, Y, Z), center=(0, 0, Z / 2))
-    del body, uv
     colour = _corner_rgb(texture)
     pieces = [Piece(faces, PRINT, fuv, texture)]
     half = np.array([X, Y, Z]) / 2 - r
