@@ -3,6 +3,9 @@
 Every builder returns an :class:`~bspatial.world.spec.ObjectSpec` whose frame sits at the centre of the
 object's bottom face, so an object rests on a surface of height ``h`` at ``z = h``; size parameters are
 the object's longest dimension (``length``) unless said otherwise. Colours come from the caller's rng.
+The primitives each builder lists are the object's physics (contacts, mass, size); every category also
+wears a procedural visual mesh over them (:func:`bspatial.world.assets.dress`), so what a camera sees
+is a mug or a teapot while what the robot touches is unchanged.
 
 Example:
     >>> from bspatial.world.relations import object_box
