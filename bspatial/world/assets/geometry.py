@@ -213,7 +213,8 @@ def box(extents, center=(0.0, 0.0, 0.0)) -> trimesh.Trimesh:
 
 
 def rounded_box(extents, radius: float, center=(0.0, 0.0, 0.0), count: int = 6) -> trimesh.Trimesh:
-    """A box with rounded edges and corners: the convex hull of eight corner spheres."""
+    """A box with rounded edges and corners: the convex hull of eight corner spheres (the hull's flat
+    faces shade flat; pushing a sphere's vertices out instead leaves stretched, creased triangles)."""
     ext = np.asarray(extents, dtype=float)
     r = min(radius, 0.49 * ext.min())
     ball = creation.uv_sphere(radius=r, count=[count, count])
