@@ -30,6 +30,10 @@ N_PLATES = 4
 N_TOYS = 5
 COUNTER_GAP_M = 0.03
 """Free space between neighbouring items in reach_item's row: room for the hand's fingers beside the target."""
+COUNTER_ROW_HALF_WIDTH_M = 0.48
+"""reach_item's row spans |y| <= this (item extents). An end item's centre lies half its width inside, so
+centres stay near the head camera's visible band for centres
+(:data:`~bspatial.tasks.manipulation.common.VISIBLE_HALF_WIDTH`, 0.42 m; a 9 cm box's may sit at 0.435 m)."""
 
 
 def _size_layout(spec: TaskSpec, variant: str, scene_name: str, furniture, surfaces, candidates: list[ObjectSpec],
@@ -68,12 +72,25 @@ def reach_food_item(spec: TaskSpec, variant: str, rng: np.random.Generator) -> L
                         f"Reach the {spoken(variant)} food item on the chopping board.")
 
 
-def _check_apart(items: list[ObjectSpec], gap: float) -> None:
-    """Reject a row whose neighbours' footprints (world boxes) come closer than ``gap`` across it."""
-    spans = sorted((lo[1], hi[1]) for lo, hi in (object_box(o).aabb() for o in items))
-    for (_, hi), (lo, _) in zip(spans, spans[1:]):
-        if lo - hi < gap:
-            raise LayoutRejected(f"neighbouring items closer than {gap} m in the row")
+def _width(obj: ObjectSpec) -> float:
+    lo, hi = object_box(obj).aabb()
+    return float(hi[1] - lo[1])
+
+
+def _row(rng: np.random.Generator, widths: list[float], half_width: float, gap: float) -> list[float]:
+    """y centres, in the given order, of items of ``widths`` side by side in [-half_width, half_width], at
+    least ``gap`` apart: a 25 cm cucumber and a 32 cm bag of chips need wider places than equal slots give
+    (lying in equal slots they touched their neighbours, and the expert hit them)."""
+    free = 2 * half_width - sum(widths) - gap * (len(widths) - 1)
+    if free < 0:
+        raise LayoutRejected(f"the items do not fit side by side in {2 * half_width:.2f} m")
+    spare = np.diff(np.sort(rng.uniform(0.0, free, len(widths))), prepend=0.0)   # free space before each item
+    left, out = -half_width, []
+    for w, extra in zip(widths, spare):
+        left += extra
+        out.append(left + w / 2)
+        left += w + gap
+    return out
 
 
 def _radius(obj: ObjectSpec) -> float:
@@ -85,15 +102,12 @@ def _radius(obj: ObjectSpec) -> float:
 def reach_item(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
     counter = countertop("countertop_0", front_x=0.55, depth=0.7, width=1.8, seed=int(rng.integers(100)))
     picks = draw_balanced(rng, COUNTER_FOOD, variant, N_COUNTER_ITEMS)
-    ys = rng.permutation(slots(rng, N_COUNTER_ITEMS))
-    items = []
-    for i, ((c, L), y) in enumerate(zip(picks, ys)):
-        pos = (float(rng.uniform(0.78, 0.9)), float(y), counter.height)
-        # Produce lies along its y axis: turned to point away from the robot, a 25 cm cucumber fits its
-        # 21 cm slot in the row (lying across, it touched its neighbours and the expert hit them).
-        yaw = float(rng.uniform(-0.3, 0.3)) + (0.0 if c in objects.PACKAGED_FOOD else np.pi / 2)
-        items.append(food_object(f"{c}_{i}", c, L, pos, yaw))
-    _check_apart(items, COUNTER_GAP_M)
+    # Produce lies across the view (its long axis along y), where its length shows; packages face the robot.
+    yaws = [float(rng.uniform(-0.3, 0.3)) for _ in picks]
+    widths = [_width(food_object("probe", c, L, (0.0, 0.0, 0.0), yaw)) for (c, L), yaw in zip(picks, yaws)]
+    ys = _row(rng, widths, COUNTER_ROW_HALF_WIDTH_M, COUNTER_GAP_M)
+    items = [food_object(f"{c}_{i}", c, L, (float(rng.uniform(0.78, 0.9)), y, counter.height), yaw)
+             for i, ((c, L), y, yaw) in enumerate(zip(picks, ys, yaws))]
     return _size_layout(spec, variant, "reach_item", (counter.obj,), (counter.surface,), items,
                         f"Reach the {spoken(variant)} food item on the countertop.")
 
