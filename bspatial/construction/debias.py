@@ -14,14 +14,14 @@ candidate that raises ``J`` least (the pseudo-count 4 is the blind baseline's ad
 feature that is always right when offered (the pillow against the mug) stops being picked once it leads,
 so the picks drift to sets whose answer the image decides: objects of overlapping sizes, distances
 that do not follow from where a category usually stands.
-Each feature is balanced **within each of the blind baseline's cross-fitting folds**
-(:func:`~bspatial.construction.quality.blind_fold`), not only over the whole pick. Balancing the whole
-pick exactly makes the folds mirror images: a feature right more often than 1/4 in one fold is right less
-often in the other, so the baseline fitted on one fold and scored on the other lands *below* chance
-(issue 16, measured on the paper preset: multi-frame size 0 of 16, single-frame size 15.1%, multi-frame
-distance 16.9%, chance 25%). A text-only model can exploit that too: on a set balanced exactly, a
-feature's rate among the items it has not seen is pushed away from its rate among those it has. Balanced
-per fold, the two halves' leftover imbalances are independent, and the whole pick is balanced as well.
+Each feature is balanced over the whole pick **and within each of the blind baseline's cross-fitting
+folds** (:func:`~bspatial.construction.quality.blind_fold`): ``J`` sums both, each feature counted once as
+``(None, f)`` and once as ``(fold, f)``. Balancing the whole pick alone makes the folds mirror images: a
+feature right more often than 1/4 in one fold is right less often in the other, so the baseline fitted on
+one fold and scored on the other lands *below* chance (issue 16, measured on the paper preset: multi-frame
+size 0 of 16, multi-frame distance 16.9%, chance 25%), and a real leak can hide behind that (a fold's
+excess cancelled by the other's deficit). Balancing each fold alone is weaker against a leak both folds
+share (half the counts each, against the same pseudo-count), so both terms are kept.
 Picks are also spread over the pool's answer values (``balance``): a value is capped at
 ``ceil(n / min(4, values))`` until no candidate fits, which keeps every value below the report's 40%.
 
@@ -86,8 +86,9 @@ def balanced_choice(rows: Sequence[Mapping[str, Any]], n: int, balance: Sequence
         fold = blind_fold(row)
         for k in range(len(row["options"])):
             for f in option_features(row, k):
-                ids.append(index.setdefault((fold, f), len(index)))
-                roles.append(k == right)
+                for key in ((None, f), (fold, f)):   # the whole pick and its fold (module docstring)
+                    ids.append(index.setdefault(key, len(index)))
+                    roles.append(k == right)
         feats.append(ids)
         answer_role.append(roles)
     width = max(len(f) for f in feats)
