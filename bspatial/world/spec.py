@@ -246,6 +246,8 @@ class Part:
             raise ValueError("part.collide must be False for a 'mesh' part (meshes are visual only), got True")
         if self.kind == "mesh" and not self.visible:
             raise ValueError("part.visible must be True for a 'mesh' part (an invisible visual is nothing), got False")
+        if self.kind == "mesh" and self.texture is not None and self.mesh.texcoords is None:
+            raise ValueError(f"part.mesh must carry texcoords to show texture {self.texture.name!r}, got none")
         size = _vec(f"part.size ({self.kind}: {_SIZE_DOC[self.kind]})", self.size, _SIZE_LEN[self.kind])
         if min(size) <= 0:
             raise ValueError(f"part.size must be positive, got {self.size!r}")

@@ -46,6 +46,13 @@ def test_mesh_parts_are_visual_only():
         Part("mesh", (0.1, 0.1), collide=False, mesh=mesh)
 
 
+def test_a_textured_mesh_needs_texcoords():
+    from bspatial.world.textures import label_texture
+
+    with pytest.raises(ValueError, match=r"part.mesh must carry texcoords to show texture 'label'"):
+        Part("mesh", (0.1, 0.1, 0.1), collide=False, mesh=_unit_mesh(), texture=label_texture("label", "X", (9, 9, 9)))
+
+
 def test_an_object_needs_a_primitive():
     part = Part("mesh", (0.1, 0.1, 0.1), collide=False, mesh=_unit_mesh())
     with pytest.raises(ValueError, match=r"object 'ball_0'.parts must include a primitive"):
