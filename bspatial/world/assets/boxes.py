@@ -40,17 +40,20 @@ def cloth(rng, ext, rgb, *, folds: int = 2, stripes: bool = False):
 
 
 def sock(rng, ext, rgb):
-    """A sock lying flat, along y: leg, heel and foot of one flattened tube, toe and cuff in a second colour."""
+    """A sock lying flat, along y: a wide leg with a ribbed cuff, a heel and a foot turned towards -x,
+    heel and toe in a second colour."""
     X, Y, Z = _xyz(ext)
-    r = 0.24 * X
-    path = [(0.26 * X, -0.5 * Y + r, r), (0.26 * X, 0.0, r), (0.24 * X, 0.22 * Y, r), (0.1 * X, 0.36 * Y, r),
-            (-0.12 * X, 0.42 * Y, r), (-0.5 * X + r, 0.45 * Y, r)]
-    body = g.tube(path, [r, r, 1.1 * r, 1.05 * r, 0.95 * r, 0.85 * r], sides=12)
+    r = 0.3 * X
+    path = [(0.2 * X, -0.5 * Y + r, r), (0.2 * X, 0.05 * Y, r), (0.17 * X, 0.25 * Y, r), (0.02 * X, 0.36 * Y, r),
+            (-0.2 * X, 0.41 * Y, r), (-0.5 * X + r, 0.43 * Y, r)]
+    body = g.tube(path, [r, r, 1.05 * r, r, 0.95 * r, 0.85 * r], sides=12)
     col = jitter(rgb, rng, 0.06)
     accent = pick([(245, 245, 245), (30, 30, 30), (230, 200, 60)], rng)
-    cuff = g.tube([(0.26 * X, -0.5 * Y + r, r), (0.26 * X, -0.5 * Y + r + 0.12 * Y, r)], [1.05 * r, 1.05 * r], sides=12)
-    toe = g.ellipsoid((0.9 * r, 0.85 * r, 0.85 * r), center=(-0.5 * X + 0.95 * r, 0.45 * Y, r), subdivisions=2)
-    return [Piece(body, col), Piece(cuff, accent), Piece(toe, accent)]
+    cuffs = [Piece(g.tube([(0.2 * X, y0, r), (0.2 * X, y0 + 0.03 * Y, r)], [1.06 * r, 1.06 * r], sides=12), shade(col, 0.8))
+             for y0 in (-0.5 * Y + r, -0.5 * Y + r + 0.05 * Y, -0.5 * Y + r + 0.1 * Y)]
+    heel = g.ellipsoid((0.9 * r, 0.9 * r, 0.95 * r), center=(0.2 * X + 0.15 * r, 0.26 * Y, r), subdivisions=2)
+    toe = g.ellipsoid((0.95 * r, 0.85 * r, 0.8 * r), center=(-0.5 * X + 0.95 * r, 0.43 * Y, r), subdivisions=2)
+    return [Piece(body, col), Piece(heel, accent), Piece(toe, accent)] + cuffs
 
 
 def sponge(rng, ext, rgb):

@@ -186,13 +186,16 @@ def paper_towel(rng, ext, rgb):
 
 
 def shaker(rng, ext, rgb):
+    """A salt shaker: a glass body showing the white salt inside and a domed steel cap with holes."""
     R, H = _rh(ext)
-    waist = rng.uniform(0.75, 0.85)
-    body = g.revolve(_scaled([(0, 0), (1.0, 0), (1.0, 0.06), (waist, 0.45), (0.88, 0.76), (0, 0.76)], R, H))
-    top = g.revolve(_scaled([(0, 0.76), (0.9, 0.76), (0.9, 0.9), (0.7, 1.0), (0, 1.0)], R, H))
-    holes = [Piece(g.cylinder(0.08 * R, 0.02 * H, center=(0.3 * R * np.cos(a), 0.3 * R * np.sin(a), 0.995 * H), sections=6), DARK)
-             for a in np.linspace(0, 2 * np.pi, 5, endpoint=False)]
-    return [Piece(body, jitter((0.85, 0.9, 0.92), rng, 0.03)), Piece(top, jitter(STEEL, rng, 0.03))] + holes
+    waist = rng.uniform(0.78, 0.88)
+    glass = g.revolve(_scaled([(0, 0), (1.0, 0), (1.0, 0.06), (waist, 0.45), (0.88, 0.74), (0, 0.74)], R, H))
+    salt = g.revolve(_scaled([(0, 0.01), (1.01, 0.01), (1.01, 0.05), (waist + 0.015, 0.4), (0, 0.4)], R, H))
+    cap = g.revolve(_scaled([(0, 0.72), (0.93, 0.72), (0.93, 0.86), (0.75, 0.97), (0.4, 1.0), (0, 1.0)], R, H))
+    holes = [Piece(g.cylinder(0.09 * R, 0.03 * H, center=(rr * R * np.cos(a), rr * R * np.sin(a), 0.99 * H), sections=6), DARK)
+             for rr, n in ((0.0, 1), (0.3, 6)) for a in np.linspace(0, 2 * np.pi, n, endpoint=False)]
+    return ([Piece(glass, jitter((0.72, 0.8, 0.84), rng, 0.03)), Piece(salt, (0.97, 0.97, 0.97)),
+             Piece(cap, jitter(STEEL, rng, 0.03))] + holes)
 
 
 def pitcher(rng, ext, rgb):
