@@ -1,0 +1,312 @@
+"""Seeded apartment floor plans for the activity scenes: rooms of different shapes and sizes, doors, furniture.
+
+Method (a two-level rectangle subdivision, deterministic in the rng). The apartment is a rectangle cut
+across x into two bands ("rows": the work-wall band at x in [0, D0] and the back band behind it), each band
+cut along y into three rooms at its *own* seeded proportions, so the interior walls of the two bands do
+not line up (no grid) and rooms differ in width, depth and aspect. Draws are kept only when
+
+* every room is at least :data:`MIN_ROOM_SIDE_M` on each side (the activity room wider: its work wall
+  holds a work surface and a storage unit),
+* the six areas differ pairwise by the ratio :data:`MIN_AREA_RATIO` (multi-frame VQA asks "which room has
+  the largest area?" with a 10% margin, Appendix 11; the earlier equal grid differed by 12%),
+* every pair of rooms that are neighbours in row-major order (left / right in a band, and the room
+  behind) shares a wall long enough for a doorway on the straight line between their centres, and
+* every room can be furnished with its defining furniture (:func:`bspatial.world.rooms.furnish`).
+
+Rooms are listed row-major (band 0 from -y to +y, then band 1), so index arithmetic on a 2 x 3 layout
+still names neighbours (the general-VQA navigation walk relies on it) while the geometry is not a grid.
+Every neighbour pair is joined by an opening centred on the line between the room centres: wide
+doorways (:data:`WIDE_OPENING_M`) around the activity room, whose rotation views look through them into
+the other rooms, and doors (:data:`DOOR_OPENING_M`, with an opened door leaf) between the others. Walls are
+built per room (half the wall thickness on each side of a shared wall), so each room shows its own wall
+finish; door casings frame every opening.
+
+Example:
+    >>> import numpy as np
+    >>> apt = apartment(["kitchen", "bedroom", "garage", "bathroom", "living_room", "private_office"],
+    ...                 np.random.default_rng(0), home=1)
+    >>> len(apt.rooms), len(apt.doorways)
+    (6, 7)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from bspatial.world import fixtures as fx
+from bspatial.world.floorplans import LINTEL_BOTTOM_M, Doorway, FloorPlan, OccupancyGrid, RoomRegion
+from bspatial.world.furniture import WALL_HEIGHT, WALL_THICKNESS
+from bspatial.world.rooms import (FurnishingError, Rect, WallMaterial, footprint, furnish, moved, room_floor,
+                                  room_lights, room_materials, wall_texture)
+from bspatial.world.spec import LightSpec, ObjectSpec, Part, Pose, SceneSpec
+from bspatial.world.textures import rgba
+
+ROWS, COLUMNS = 2, 3
+"""Two bands of three rooms: the four candidate rooms of a multi-frame question exist, and more."""
+DEPTH_RANGE_M = ((3.0, 4.4), (3.0, 5.6))
+"""Band depths along x (work-wall band, back band), household room sizes."""
+SMALLEST_AREA_M2 = (9.5, 11.5)
+"""The smallest room's floor area (m2): a small bathroom or box room."""
+MAX_AREA_STEP = 1.3
+"""Consecutive room sizes differ by 12-30% (so the largest room is 1.8-3.7 times the smallest)."""
+MIN_ROOM_SIDE_M = 3.0
+MIN_HOME_WIDTH_M = 3.2
+"""The activity room's work wall holds a 1.0 m storage unit and a 1.2-1.4 m work surface with gaps."""
+MIN_AREA_RATIO = 1.12
+"""Any two rooms' areas differ by at least 12% (above the 10% size margin of Appendix 11)."""
+WIDE_OPENING_M = 1.9
+"""Openings of the activity room: wide, so its rotation views see the neighbouring rooms (BEHAVIOR houses
+have open doorways too)."""
+DOOR_OPENING_M = 1.2
+"""Doors between the other rooms (floorplans.DOOR_WIDTH_M: 0.4 m of free corridor for the robot)."""
+JAMB_MARGIN_M = 0.2
+"""An opening keeps this far from the corners of the wall it is cut in (wall ends and casings)."""
+CASING_M = 0.07
+MAX_DRAWS = 400
+"""Layout draws before giving up (a draw is rejected by the rules of the module docstring)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Apartment:
+    """A furnished apartment: rooms (row-major), doorways, every object (walls, floors, doors, furniture),
+    lights, and the furniture footprints per room.
+
+    ``plan`` is the same apartment as a :class:`~bspatial.world.floorplans.FloorPlan` (no destinations), so
+    its occupancy grid is rasterised by the navigation suite's code from the colliding geometry.
+    """
+
+    rooms: tuple[RoomRegion, ...]
+    doorways: tuple[Doorway, ...]
+    objects: tuple[ObjectSpec, ...]
+    lights: tuple[LightSpec, ...]
+    plan: FloorPlan
+
+    def occupancy(self) -> OccupancyGrid:
+        return self.plan.occupancy()
+
+    def neighbours(self, i: int) -> list[int]:
+        """Rooms joined to room ``i`` by a doorway."""
+        names = {r.name: k for k, r in enumerate(self.rooms)}
+        out = {names[b] for d in self.doorways for a, b in (d.rooms, d.rooms[::-1]) if names[a] == i}
+        return sorted(out)
+
+
+# ----------------------------------------------------------------------------- layout
+
+
+def grid_neighbours(i: int) -> list[int]:
+    """Row-major neighbours of room ``i`` on the 2 x 3 index layout (left, right, the other band)."""
+    r, c = divmod(i, COLUMNS)
+    return sorted((r + dr) * COLUMNS + (c + dc) for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                  if 0 <= r + dr < ROWS and 0 <= c + dc < COLUMNS)
+
+
+def _draw_bounds(rng: np.random.Generator, home: int) -> list[Rect] | None:
+    """Six room rectangles, or None when the draw breaks a rule.
+
+    Areas are drawn first (the smallest, then seeded ratios of at least :data:`MIN_AREA_RATIO` between
+    consecutive sizes) and dealt to the rooms in a seeded order, so a room's kind says nothing about its
+    size; the front band's depth is drawn, the back band's follows from both bands spanning one width.
+    """
+    areas = [float(rng.uniform(*SMALLEST_AREA_M2))]
+    for _ in range(ROWS * COLUMNS - 1):
+        areas.append(areas[-1] * float(rng.uniform(MIN_AREA_RATIO, MAX_AREA_STEP)))
+    dealt = [areas[k] for k in rng.permutation(len(areas))]
+    d0 = float(rng.uniform(*DEPTH_RANGE_M[0]))
+    width = sum(dealt[:COLUMNS]) / d0
+    d1 = sum(dealt[COLUMNS:]) / width
+    if not DEPTH_RANGE_M[1][0] <= d1 <= DEPTH_RANGE_M[1][1]:
+        return None
+    xs = (0.0, d0, d0 + d1)
+    bounds = []
+    for r in range(ROWS):
+        ys = np.concatenate([[0.0], np.cumsum([a / (xs[r + 1] - xs[r]) for a in dealt[r * COLUMNS:(r + 1) * COLUMNS]])])
+        ys -= width / 2
+        bounds += [(xs[r], xs[r + 1], float(ys[c]), float(ys[c + 1])) for c in range(COLUMNS)]
+    if min(min(b[1] - b[0], b[3] - b[2]) for b in bounds) < MIN_ROOM_SIDE_M:
+        return None
+    if bounds[home][3] - bounds[home][2] < MIN_HOME_WIDTH_M:
+        return None
+    return bounds
+
+
+def _center(b: Rect) -> np.ndarray:
+    return np.array([(b[0] + b[1]) / 2, (b[2] + b[3]) / 2])
+
+
+def _doorway(names: Sequence[str], bounds: Sequence[Rect], i: int, j: int, width: float) -> Doorway | None:
+    """The opening between rooms ``i`` and ``j`` where the line between their centres crosses their shared
+    wall, or None when it does not leave :data:`JAMB_MARGIN_M` to the wall's ends."""
+    a, b = bounds[i], bounds[j]
+    ca, cb = _center(a), _center(b)
+    if abs(a[1] - b[0]) < 1e-9 or abs(b[1] - a[0]) < 1e-9:       # shared wall along y at x = const
+        x = a[1] if abs(a[1] - b[0]) < 1e-9 else a[0]
+        lo, hi = max(a[2], b[2]), min(a[3], b[3])
+        y = ca[1] + (cb[1] - ca[1]) * (x - ca[0]) / (cb[0] - ca[0])
+        if not lo + width / 2 + JAMB_MARGIN_M <= y <= hi - width / 2 - JAMB_MARGIN_M:
+            return None
+        return Doorway((names[i], names[j]), (float(x), float(y)), width, "y")
+    y = a[3] if abs(a[3] - b[2]) < 1e-9 else a[2]                # shared wall along x at y = const
+    lo, hi = max(a[0], b[0]), min(a[1], b[1])
+    x = ca[0] + (cb[0] - ca[0]) * (y - ca[1]) / (cb[1] - ca[1])
+    if not lo + width / 2 + JAMB_MARGIN_M <= x <= hi - width / 2 - JAMB_MARGIN_M:
+        return None
+    return Doorway((names[i], names[j]), (float(x), float(y)), width, "x")
+
+
+def _doorways(names: Sequence[str], bounds: Sequence[Rect], home: int) -> list[Doorway] | None:
+    out = []
+    for i in range(len(bounds)):
+        for j in grid_neighbours(i):
+            if j > i:
+                d = _doorway(names, bounds, i, j, WIDE_OPENING_M if home in (i, j) else DOOR_OPENING_M)
+                if d is None:
+                    return None
+                out.append(d)
+    return out
+
+
+# ----------------------------------------------------------------------------- walls and doors
+
+
+def _sides(b: Rect) -> dict[str, tuple[str, float, float, float]]:
+    """side -> (axis the wall runs along, fixed coordinate, start, end)."""
+    x0, x1, y0, y1 = b
+    return {"x0": ("y", x0, y0, y1), "x1": ("y", x1, y0, y1), "y0": ("x", y0, x0, x1), "y1": ("x", y1, x0, x1)}
+
+
+def _exterior(b: Rect, outer: Rect) -> list[str]:
+    return [s for s, (_, fixed, _, _) in _sides(b).items()
+            if abs(fixed - outer[{"x0": 0, "x1": 1, "y0": 2, "y1": 3}[s]]) < 1e-9]
+
+
+def room_walls(room: RoomRegion, material: WallMaterial, doorways: Sequence[Doorway], exterior: Sequence[str]) -> ObjectSpec:
+    """The walls of one room (category ``walls``, named ``wall_<room>``) in the room's own finish.
+
+    Shared walls: the half of the wall thickness on this room's side; outer walls: the full thickness
+    outside the room. Each doorway on a side leaves a gap with a lintel and a door casing.
+    """
+    t = WALL_THICKNESS
+    tex = wall_texture(f"wall_{room.name}", material)
+    white, casing = rgba((255, 255, 255)), rgba((245, 243, 238))
+    parts = []
+    for side, (along, fixed, lo, hi) in _sides(room.bounds).items():
+        inward = 1.0 if side in ("x0", "y0") else -1.0
+        outer = side in exterior
+        thick = t if outer else t / 2
+        mid_line = fixed - inward * t / 2 if outer else fixed + inward * t / 4
+        gaps = sorted((d.center[0] if along == "x" else d.center[1], d.width) for d in doorways
+                      if d.along == along and abs((d.center[1] if along == "x" else d.center[0]) - fixed) < 1e-6
+                      and lo < (d.center[0] if along == "x" else d.center[1]) < hi)
+        ext = t if outer else 0.0             # outer walls run past the corners
+        edges = [lo - ext]
+        for c, w in gaps:
+            edges += [c - w / 2, c + w / 2]
+        edges.append(hi + ext)
+
+        def box(a, b, z0, z1, offset=0.0, depth=thick, rgba_=white, texture=tex, collide=True):
+            m, length = (a + b) / 2, b - a
+            line = mid_line + offset
+            size = (length, depth, z1 - z0) if along == "x" else (depth, length, z1 - z0)
+            pos = (m, line, (z0 + z1) / 2) if along == "x" else (line, m, (z0 + z1) / 2)
+            parts.append(Part("box", size, Pose(pos), rgba=rgba_, texture=texture, collide=collide))
+
+        for a, b in zip(edges[0::2], edges[1::2]):
+            if b - a > 1e-6:
+                box(a, b, 0.0, WALL_HEIGHT)
+        face = fixed + inward * ((0.0 if outer else t / 2) + 0.006)   # casings on this room's face of the wall
+        for c, w in gaps:
+            box(c - w / 2, c + w / 2, LINTEL_BOTTOM_M, WALL_HEIGHT)
+            for a, b in ((c - w / 2 - CASING_M, c - w / 2), (c + w / 2, c + w / 2 + CASING_M)):
+                box(a, b, 0.0, LINTEL_BOTTOM_M + CASING_M, offset=face - mid_line, depth=0.012, rgba_=casing,
+                    texture=None, collide=False)
+            box(c - w / 2 - CASING_M, c + w / 2 + CASING_M, LINTEL_BOTTOM_M, LINTEL_BOTTOM_M + CASING_M,
+                offset=face - mid_line, depth=0.012, rgba_=casing, texture=None, collide=False)
+    return ObjectSpec(name=f"wall_{room.name}", category="walls", parts=tuple(parts), static=True)
+
+
+def _door_leaf(d: Doorway, rooms: dict[str, RoomRegion], rng: np.random.Generator) -> ObjectSpec:
+    """An opened door leaf hinged at one jamb, swung 90 degrees into one of the two rooms."""
+    into = rooms[d.rooms[int(rng.integers(2))]]
+    hinge_side = 1.0 if rng.integers(2) else -1.0
+    width = d.width - 0.06
+    cx, cy = d.center
+    t = WALL_THICKNESS / 2
+    if d.along == "x":       # wall along x at y = cy: the leaf stands along y from the hinge
+        sign = 1.0 if into.center[1] > cy else -1.0
+        hx = cx + hinge_side * (d.width / 2 - 0.03)
+        pose = (hx, cy + sign * (t + width / 2), math.pi / 2)
+    else:
+        sign = 1.0 if into.center[0] > cx else -1.0
+        hy = cy + hinge_side * (d.width / 2 - 0.03)
+        pose = (cx + sign * (t + width / 2), hy, 0.0)
+    leaf = fx.door_leaf(f"door_{d.rooms[0]}_{d.rooms[1]}", width=width,
+                        rgb=((235, 230, 220), (160, 115, 75), (250, 250, 248))[int(rng.integers(3))])
+    return moved(leaf, *pose)
+
+
+# ----------------------------------------------------------------------------- the apartment
+
+
+def apartment(kinds: Sequence[str], rng: np.random.Generator, *, home: int = 1,
+              home_keep_out: Callable[[Rect], Sequence[Rect]] = lambda bounds: (),
+              home_exclude: Sequence[str] = ()) -> Apartment:
+    """A seeded, furnished apartment of ``len(kinds) == 6`` rooms (row-major, see the module docstring).
+
+    Args:
+        kinds: bddl room type of each room (room names are the kinds, so kinds must be distinct).
+        rng: seeded generator.
+        home: index of the activity room (its openings are wide; its furniture is best-effort).
+        home_keep_out: the activity room's bounds -> rectangles of it to leave empty (the caller's work area:
+            the work wall's furniture and where views stand).
+        home_exclude: categories the activity room must not get (the storage unit's, named by questions).
+
+    Raises:
+        ValueError: ``kinds`` has the wrong length or repeats, or no draw in :data:`MAX_DRAWS` passes the rules.
+    """
+    kinds = list(kinds)
+    if len(kinds) != ROWS * COLUMNS or len(set(kinds)) != len(kinds):
+        raise ValueError(f"kinds must be {ROWS * COLUMNS} distinct room kinds, got {kinds!r}")
+    for _ in range(MAX_DRAWS):
+        bounds = _draw_bounds(rng, home)
+        if bounds is None:
+            continue
+        doorways = _doorways(kinds, bounds, home)
+        if doorways is None:
+            continue
+        try:
+            return _build(kinds, bounds, doorways, rng, home, home_keep_out, home_exclude)
+        except FurnishingError:
+            continue
+    raise ValueError(f"no apartment layout for kinds {kinds!r} passed the rules in {MAX_DRAWS} draws")
+
+
+def _build(kinds, bounds, doorways, rng, home, home_keep_out, home_exclude) -> Apartment:
+    rooms = tuple(RoomRegion(k, k, tuple(float(v) for v in b)) for k, b in zip(kinds, bounds))
+    by_name = {r.name: r for r in rooms}
+    outer = (min(b[0] for b in bounds), max(b[1] for b in bounds), min(b[2] for b in bounds), max(b[3] for b in bounds))
+    leaves = [_door_leaf(d, by_name, rng) for d in doorways if home not in [kinds.index(n) for n in d.rooms]]
+    leaf_boxes = footprint(leaves)
+    picks = {k: int(rng.integers(64)) for k in kinds}
+    seen: dict[str, int] = {}
+    walls, floors, furniture = [], [], []
+    for i, room in enumerate(rooms):
+        floor_m, wall_m = room_materials(room.kind, seen.get(room.kind, 0), picks[room.kind])
+        seen[room.kind] = seen.get(room.kind, 0) + 1
+        exterior = _exterior(room.bounds, outer)
+        mine = [d for d in doorways if room.name in d.rooms]
+        walls.append(room_walls(room, wall_m, mine, exterior))
+        floors.append(room_floor(room, floor_m))
+        keep = list(home_keep_out(room.bounds)) if i == home else []
+        furniture += furnish(room, rng, exterior=exterior, doors=[(d.center, d.width, d.along) for d in mine],
+                             keep_out=keep, taken=leaf_boxes, required=i != home,
+                             exclude=home_exclude if i == home else ())
+    objects = tuple(walls) + tuple(floors) + tuple(leaves) + tuple(furniture)
+    lights = room_lights(rooms)
+    scene = SceneSpec("apartment", objects=objects, lights=lights, robot=None)
+    plan = FloorPlan("apartment", "activity apartment", scene, rooms, tuple(doorways), {}, ())
+    return Apartment(rooms, tuple(doorways), objects, lights, plan)
