@@ -10,7 +10,7 @@ from PIL import Image
 from bspatial.construction.gallery import VIEW_SIZE, write_gallery
 
 BSPATIAL = str(Path(sys.executable).parent / "bspatial")
-CATEGORIES = ("mug", "banana", "box_of_cereal")   # two meshed, one still primitive (textured package)
+CATEGORIES = ("mug", "banana", "box_of_cereal")   # three families: revolve, composed, labelled (printed)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -29,8 +29,8 @@ def test_gallery_writes_one_png_per_listed_category_and_room(tmp_path):
     with Image.open(out / "contact_sheet.png") as sheet:
         assert sheet.format == "PNG"
     table = (out / "categories.md").read_text()
-    assert "| mug | revolve |" in table and "| box_of_cereal | primitive |" in table
-    assert "2 of 3 wear a procedural mesh" in table
+    assert "| mug | revolve |" in table and "| banana | composed |" in table and "| box_of_cereal | labelled |" in table
+    assert "3 of 3 wear a procedural mesh" in table
     assert not [p for p in out.rglob("*") if p.name.startswith(".")]   # no temporary files left behind
 
 
