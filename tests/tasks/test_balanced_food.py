@@ -85,3 +85,15 @@ def test_the_expert_reaches_the_instructed_item(sim, task):
         sim.load(inst.scene)
         result = run_episode(sim, inst, make_expert(sim, inst))
         assert result.outcome.outcome == "correct", (task, variant, inst.seed, result.outcome)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_one_scene_serves_every_rank(task):
+    # The prompt probe keeps a training scene and asks for another rank: the draw must not see the instruction.
+    # (A draw that placed the answer's category by the variant left 0 of 200 training scenes a probe.)
+    import pickle
+
+    for seed in range(6):
+        instances = [sample_instance(task, variant, seed) for variant in get_task(task).variants]
+        assert len({pickle.dumps(inst.scene, protocol=4) for inst in instances}) == 1, (task, seed)
+        assert len({inst.target for inst in instances}) == len(instances), (task, seed)

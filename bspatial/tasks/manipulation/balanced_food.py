@@ -8,8 +8,9 @@ box of cereal stood over the limes and the typical-size ranking of the categorie
 Here a candidate set is four categories of a pool that is **balanced**: with every instance size inside
 its category's range (:data:`bspatial.world.objects.FOOD_ITEMS`, :data:`~bspatial.world.objects.PACKAGED_FOOD`)
 and neighbouring sizes apart by the 10% margin, every category of the set can take every rank. The draw
-then picks the answer's category uniformly from the set, an order of the other three that can hold it, and
-sizes along that order. So for any table of typical sizes (the range midpoints, or the blind baseline's
+then picks a size order under which every category takes every rank with probability 1/4, and sizes along
+that order; it never sees the instruction, so one scene serves every rank (the prompt probe asks the
+training scene for another one). So for any table of typical sizes (the range midpoints, or the blind baseline's
 :mod:`bspatial.construction.priors`) the answer's category has each typical rank with probability 1/4: the
 chance of four candidates.
 
@@ -18,7 +19,7 @@ apple includes its stem), so a drawn order is the order the task and the VQA ite
 
 Example:
     >>> import numpy as np
-    >>> picks = draw_balanced(np.random.default_rng(0), BOARD_FOOD, "largest", 4)
+    >>> picks = draw_balanced(np.random.default_rng(0), BOARD_FOOD, 4)
     >>> len({c for c, _ in picks}) == 4
     True
 """
@@ -114,15 +115,50 @@ def balanced_sets(pool: tuple[str, ...], n: int) -> tuple[tuple[str, ...], ...]:
     return sets
 
 
-def draw_balanced(rng: np.random.Generator, pool: tuple[str, ...], variant: str, n: int) -> list[tuple[str, float]]:
-    """``n`` (category, length) pairs, in a random order, for the size-rank ``variant``: a balanced set, the
-    answer's category uniform in it, an order holding it at the variant's rank, sizes drawn along the order."""
+ORDER_FIT_SWEEPS = 2000
+"""Sweeps of iterative proportional fitting in :func:`order_distribution` (its marginals are then within
+:data:`ORDER_MARGINAL_TOLERANCE` of 1/n on every balanced set of the two pools)."""
+ORDER_MARGINAL_TOLERANCE = 1e-3
+
+
+@functools.lru_cache(maxsize=None)
+def order_distribution(categories: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
+    """Drawable orders (smallest first) of ``categories`` and a probability for each under which every category
+    sits at every position with probability 1/n.
+
+    The scene must not depend on the instruction's variant (a prompt probe keeps the training scene and asks for
+    another rank), so the order is drawn once for all ranks. Not every order can be drawn (a potato can be
+    smaller than an apple, not 40% smaller), so the uniform order is out; iterative proportional fitting from the
+    uniform distribution over the drawable orders finds the closest one (in KL) whose rank marginals are uniform.
+
+    Raises:
+        ValueError: no such distribution (the set is not balanced).
+    """
+    n = len(categories)
+    orders = tuple(o for o in itertools.permutations(categories) if _bounds(o) is not None)
+    at = np.array([[[o[p] == c for o in orders] for p in range(n)] for c in categories], dtype=float)  # c, p, o
+    weights = np.full(len(orders), 1.0 / max(len(orders), 1))
+    for _ in range(ORDER_FIT_SWEEPS):
+        for p in range(n):
+            marginal = at[:, p, :] @ weights
+            if np.any(marginal <= 0):
+                raise ValueError(f"food set {list(categories)}: no drawable order puts every category at rank {p}")
+            weights = weights * (((1.0 / n) / marginal) @ at[:, p, :])
+        weights = weights / weights.sum()
+    error = float(np.abs(np.einsum("cpo,o->cp", at, weights) - 1.0 / n).max())
+    if error > ORDER_MARGINAL_TOLERANCE:
+        raise ValueError(f"food set {list(categories)}: rank marginals are off uniform by {error:.2g}")
+    return orders, weights
+
+
+def draw_balanced(rng: np.random.Generator, pool: tuple[str, ...], n: int) -> list[tuple[str, float]]:
+    """``n`` (category, length) pairs, in a random order: a balanced set, a size order drawn from
+    :func:`order_distribution` (each category at each rank with probability 1/n, whatever the instruction
+    asks), sizes drawn along the order."""
     sets = balanced_sets(pool, n)
     categories = sets[int(rng.integers(len(sets)))]
-    answer = categories[int(rng.integers(n))]
-    position = n - 1 - rank_index(variant, n)      # rank_index counts from the largest; orders from the smallest
-    orders = feasible_orders(categories, answer, position)
-    order = orders[int(rng.integers(len(orders)))]
+    orders, weights = order_distribution(categories)
+    order = orders[int(rng.choice(len(orders), p=weights))]
     bounds = _bounds(order)
     sizes, prev = [], 0.0
     for (lowest, highest), category in zip(bounds, order):

@@ -6,7 +6,9 @@ The two food-item tasks mix categories by definition (Table S2: "the largest foo
 knows that a box of cereal is large and a lime small would answer them from the categories alone (issue 16:
 the typical sizes picked the answer of 78% of episodes). Their candidates are therefore drawn from
 :mod:`~bspatial.tasks.manipulation.balanced_food` sets, in which every category can hold every rank, and
-the answer's category is drawn uniformly from the set: the categories say nothing about the answer.
+their size order is drawn so that every category holds every rank with probability 1/4, whatever the
+instruction asks: the categories say nothing about the answer, and one scene serves every rank (a prompt
+probe asks the training scene for another).
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def reach_food_item(spec: TaskSpec, variant: str, rng: np.random.Generator) -> L
         Part("box", (*board_size, 0.025), Pose((0, 0, 0.0125)), rgba=rgba((255, 255, 255)),
              texture=wood_texture("chopping_board_0_wood", (215, 170, 115), seed=int(rng.integers(100)))),))
     top = h + 0.025
-    picks = draw_balanced(rng, BOARD_FOOD, variant, N_FOOD_ON_BOARD)
+    picks = draw_balanced(rng, BOARD_FOOD, N_FOOD_ON_BOARD)
     protos = [food_object(f"{c}_{i}", c, L, (0, 0, top)) for i, (c, L) in enumerate(picks)]
     bounds = (bx - board_size[0] / 2, bx + board_size[0] / 2, by - board_size[1] / 2, by + board_size[1] / 2)
     xy = scatter(rng, [_radius(o) for o in protos], bounds, gap=0.015)
@@ -101,7 +103,7 @@ def _radius(obj: ObjectSpec) -> float:
 
 def reach_item(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
     counter = countertop("countertop_0", front_x=0.55, depth=0.7, width=1.8, seed=int(rng.integers(100)))
-    picks = draw_balanced(rng, COUNTER_FOOD, variant, N_COUNTER_ITEMS)
+    picks = draw_balanced(rng, COUNTER_FOOD, N_COUNTER_ITEMS)
     # Produce lies across the view (its long axis along y), where its length shows; packages face the robot.
     yaws = [float(rng.uniform(-0.3, 0.3)) for _ in picks]
     widths = [_width(food_object("probe", c, L, (0.0, 0.0, 0.0), yaw)) for (c, L), yaw in zip(picks, yaws)]
