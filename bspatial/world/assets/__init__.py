@@ -14,7 +14,7 @@ Example:
     ['mesh']
 """
 
-from bspatial.world.assets.dress import appearance_seed, dress, fit_pieces, local_box, undressed
+from bspatial.world.assets.dressing import appearance_seed, dress, fit_pieces, local_box, undressed
 from bspatial.world.assets.registry import MODELS, family_of
 
 

@@ -1,13 +1,14 @@
 """The geometry kit every asset family builds from: closed, outward-facing trimesh solids.
 
 Each helper returns a watertight :class:`trimesh.Trimesh` in metres-free "design units" (an asset is
-fitted to its object's bounding box afterwards, :func:`bspatial.world.assets.dress.fit_pieces`), with
+fitted to its object's bounding box afterwards, :func:`bspatial.world.assets.dressing.fit_pieces`), with
 few faces (a revolve of 20 sections and ~10 profile points is ~400 faces) so the closed loop stays fast.
 Nothing here draws random numbers; families pass in the parameters they drew.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,44 @@ from bspatial.world.spec import Texture
 
 SECTIONS = 20
 """Segments around a surface of revolution: round enough at 224 px, ~40 faces per profile segment."""
+MEMO_SIZE = 8192
+"""Solids remembered per helper (a few KB each)."""
+
+
+def _frozen(value):
+    """A hashable, exact stand-in for a helper argument (arrays by dtype, shape and bytes)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    return value
+
+
+def _memo(fn):
+    """Remember a solid by its exact arguments and hand out copies (callers move and reshape them).
+
+    A family model draws its numbers from an rng seeded by category and shape variant, and no colour
+    enters a helper, so two instances of one variant and aspect call the helpers with equal arguments:
+    the second gets copies instead of a trimesh build. Outputs are unchanged (exact keys)."""
+    cache: dict = {}
+
+    def copy(result):
+        if isinstance(result, tuple):
+            return tuple(copy(r) for r in result)
+        return result.copy()
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        key = (_frozen(args), _frozen(tuple(sorted(kwargs.items()))))
+        if key not in cache:
+            if len(cache) >= MEMO_SIZE:
+                cache.pop(next(iter(cache)))   # oldest first: a bound, not a policy that changes outputs
+            cache[key] = fn(*args, **kwargs)
+        return copy(cache[key])
+
+    return wrapper
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +81,7 @@ def closed_after_merge(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
     return merged
 
 
+@_memo
 def textured_box(extents, center=(0.0, 0.0, 0.0)) -> tuple[trimesh.Trimesh, np.ndarray]:
     """A box with four vertices per face, each face showing the whole image (MuJoCo's own box mapping):
     upright on the side faces (image top at +z), on top and bottom with the image top towards +x."""
@@ -65,6 +105,7 @@ def textured_box(extents, center=(0.0, 0.0, 0.0)) -> tuple[trimesh.Trimesh, np.n
     return mesh, np.array(uvs, dtype=float)
 
 
+@_memo
 def textured_cylinder(radius: float, height: float, center=(0.0, 0.0, 0.0),
                       sections: int = SECTIONS) -> tuple[trimesh.Trimesh, np.ndarray]:
     """A closed cylinder along z whose side wraps the image once around (u = angle, image top at the
@@ -96,6 +137,7 @@ def textured_cylinder(radius: float, height: float, center=(0.0, 0.0, 0.0),
     return mesh, np.array(uvs, dtype=float)
 
 
+@_memo
 def textured_pillow(extents, nu: int = 9, nv: int = 11) -> tuple[trimesh.Trimesh, np.ndarray]:
     """A bag standing upright (chips): thin along x, its two faces puffed out, edges pinched to zero
     thickness; each face shows the whole image (seen from -x or +x, image top at +z)."""
@@ -141,6 +183,7 @@ def _orient_faces_out(mesh: trimesh.Trimesh, centre: np.ndarray) -> None:
         mesh.faces = faces
 
 
+@_memo
 def revolve(profile, sections: int = SECTIONS) -> trimesh.Trimesh:
     """Solid of revolution about z of a (radius, z) profile that starts and ends on the axis (r = 0).
 
@@ -153,6 +196,7 @@ def revolve(profile, sections: int = SECTIONS) -> trimesh.Trimesh:
     return creation.revolve(pts, sections=sections)
 
 
+@_memo
 def tube(path, radii, sides: int = 10) -> trimesh.Trimesh:
     """A closed tube along a 3-D polyline with a radius per point (bananas, carrots, handles).
 
@@ -207,11 +251,13 @@ def _outward(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
     return mesh
 
 
+@_memo
 def box(extents, center=(0.0, 0.0, 0.0)) -> trimesh.Trimesh:
     """An axis-aligned box of full ``extents`` centred at ``center``."""
     return creation.box(extents=extents, transform=trimesh.transformations.translation_matrix(center))
 
 
+@_memo
 def rounded_box(extents, radius: float, center=(0.0, 0.0, 0.0), count: int = 6) -> trimesh.Trimesh:
     """A box with rounded edges and corners: the convex hull of eight corner spheres (the hull's flat
     faces shade flat; pushing a sphere's vertices out instead leaves stretched, creased triangles)."""
@@ -225,6 +271,7 @@ def rounded_box(extents, radius: float, center=(0.0, 0.0, 0.0), count: int = 6) 
     return hull
 
 
+@_memo
 def cylinder(radius: float, height: float, center=(0.0, 0.0, 0.0), axis: str = "z",
              sections: int = SECTIONS) -> trimesh.Trimesh:
     """A closed cylinder along ``axis`` ("x", "y" or "z")."""
@@ -232,6 +279,7 @@ def cylinder(radius: float, height: float, center=(0.0, 0.0, 0.0), axis: str = "
     return _placed(mesh, center, axis)
 
 
+@_memo
 def capsule(radius: float, length: float, center=(0.0, 0.0, 0.0), axis: str = "z") -> trimesh.Trimesh:
     """A capsule whose straight part is ``length`` long along ``axis``."""
     mesh = creation.capsule(height=length, radius=radius, count=[10, 10])
@@ -239,6 +287,7 @@ def capsule(radius: float, length: float, center=(0.0, 0.0, 0.0), axis: str = "z
     return _placed(mesh, center, axis)
 
 
+@_memo
 def ellipsoid(radii, center=(0.0, 0.0, 0.0), subdivisions: int = 2) -> trimesh.Trimesh:
     """An ellipsoid with semi-axes ``radii`` (an icosphere scaled per axis)."""
     mesh = creation.icosphere(subdivisions=subdivisions)
@@ -246,11 +295,13 @@ def ellipsoid(radii, center=(0.0, 0.0, 0.0), subdivisions: int = 2) -> trimesh.T
     return mesh
 
 
+@_memo
 def torus(major: float, minor: float, center=(0.0, 0.0, 0.0), axis: str = "z") -> trimesh.Trimesh:
     """A ring (handles, rims); ``axis`` is the ring's axis of symmetry."""
     return _placed(creation.torus(major, minor, major_sections=16, minor_sections=8), center, axis)
 
 
+@_memo
 def extrude(outline, thickness: float, z0: float = 0.0) -> trimesh.Trimesh:
     """A flat outline (list of (x, y)) extruded upwards by ``thickness`` from ``z0`` (blades, spatula heads)."""
     import shapely.geometry
@@ -263,6 +314,7 @@ def extrude(outline, thickness: float, z0: float = 0.0) -> trimesh.Trimesh:
     return _outward(mesh)
 
 
+@_memo
 def slab(extents, heights, center=(0.0, 0.0, 0.0)) -> trimesh.Trimesh:
     """A closed sheet with a flat bottom and a top raised by the (ny, nx) grid ``heights`` (cloth, pillows).
 

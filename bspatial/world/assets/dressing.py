@@ -7,14 +7,17 @@ the segmentation pass draws), and adds the category's procedural mesh pieces as 
 no mass and never collide. The pieces are fitted to the object's current bounding box (per-axis scale
 and shift of the whole assembly), so sizes, task rules, experts and step budgets see the same object.
 
-Appearance (shape parameters, colours) is drawn from an rng seeded by the instance's identity
-(category, name, extents and pose, :func:`appearance_seed`), never from the caller's rng: drawing from
-the scene rng would move every later draw of the scene generator and change the scenes themselves.
+Appearance is drawn from an rng seeded by the instance's identity (category, name, extents and pose,
+:func:`appearance_seed`), never from the caller's rng: drawing from the scene rng would move every later
+draw of the scene generator and change the scenes themselves. It picks one of :data:`SHAPE_VARIANTS`
+shape variants (built once per box and cached) and shifts the variant's colours a little per instance.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -88,23 +91,74 @@ def fit_pieces(pieces: list[Piece], center, extents) -> tuple[Part, ...]:
     return tuple(parts)
 
 
+SHAPE_VARIANTS = 8
+"""Shape variants per category: an instance draws its variant and a colour shift from its appearance seed."""
+ASPECT_STEP = 0.02
+"""Design boxes are cached per aspect ratio (extents / longest, rounded to this step); the fit to the
+instance's own box is exact whatever the rounding (per-axis scale of the assembly)."""
+COLOUR_SHIFT = 0.04
+"""Per-instance shift of each untextured piece's colour channels (at most, either way): two instances of
+one shape variant still differ in tone."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Design:
+    """One shape variant built in its design box: each piece's normalised mesh and its box there."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    pieces: tuple[tuple[Mesh, np.ndarray, np.ndarray, tuple[float, float, float], Texture | None], ...]
+
+
+@functools.lru_cache(maxsize=4096)
+def _design(category: str, variant: int, aspect: tuple, rgb: tuple, extra) -> _Design:
+    """Build one shape variant (the model's rng is seeded by category and variant, so caching changes no
+    output). A piece's mesh normalised to its own box is the same for every per-axis scale of the
+    assembly, so one build serves every instance of this aspect, whatever its size."""
+    rng = np.random.default_rng(derive_seed("shape", category, variant))
+    args = () if extra is None else (extra,)
+    built = MODELS[category](rng, np.asarray(aspect, dtype=float), rgb, *args)
+    if not built:
+        raise ValueError(f"category {category!r}: its model must return at least one Piece, got none")
+    pieces = []
+    for piece in built:
+        v = piece.mesh.vertices
+        plo, phi = v.min(0), v.max(0)
+        if np.any(phi - plo <= 0):
+            raise ValueError(f"category {category!r}: every piece must span all three axes, got {plo.tolist()} .. {phi.tolist()}")
+        pieces.append((Mesh((v - (plo + phi) / 2) / (phi - plo), piece.mesh.faces, piece.uv), plo, phi, piece.rgb, piece.texture))
+    lo = np.min([p[1] for p in pieces], axis=0)
+    hi = np.max([p[2] for p in pieces], axis=0)
+    return _Design(lo, hi, tuple(pieces))
+
+
+def _fitted(design: _Design, center: np.ndarray, extents: np.ndarray, rng: np.random.Generator) -> tuple[Part, ...]:
+    scale = extents / (design.hi - design.lo)
+    mid_design = (design.lo + design.hi) / 2
+    parts = []
+    for mesh, plo, phi, rgb, texture in design.pieces:
+        size = (phi - plo) * scale
+        mid = center + ((plo + phi) / 2 - mid_design) * scale
+        colour = rgb if texture is not None else tuple(np.clip(np.asarray(rgb) + rng.uniform(-COLOUR_SHIFT, COLOUR_SHIFT, 3),
+                                                               0.0, 1.0).tolist())
+        parts.append(Part("mesh", tuple(size.tolist()), Pose(tuple(mid.tolist())), rgba=(*colour, 1.0), texture=texture,
+                          collide=False, mesh=mesh))
+    return tuple(parts)
+
+
 def dress(obj: ObjectSpec, salt: object = "") -> ObjectSpec:
     """``obj`` wearing its category's visual mesh (see the module docstring); categories without a
     model (:func:`bspatial.world.assets.meshed_categories`) and objects already dressed come back as they are.
     ``salt`` enters :func:`appearance_seed`."""
-    model = MODELS.get(obj.category)
-    if model is None or any(p.kind == "mesh" for p in obj.parts):
+    if obj.category not in MODELS or any(p.kind == "mesh" for p in obj.parts):
         return obj
     center, extents = local_box(obj)
     rng = np.random.default_rng(appearance_seed(obj, salt))
-    if obj.category in PRINTED:
-        pieces = model(rng, extents, base_rgb(obj), printed_texture(obj))
-    elif obj.category in ACCENTED:
-        pieces = model(rng, extents, base_rgb(obj), accent_rgb(obj))
-    else:
-        pieces = model(rng, extents, base_rgb(obj))
+    extra = printed_texture(obj) if obj.category in PRINTED else accent_rgb(obj) if obj.category in ACCENTED else None
+    aspect = tuple(float(v) for v in np.maximum(np.round(extents / extents.max() / ASPECT_STEP), 1) * ASPECT_STEP)
+    design = _design(obj.category, int(rng.integers(SHAPE_VARIANTS)), aspect, base_rgb(obj), extra)
     hidden = tuple(dataclasses.replace(p, visible=False) for p in obj.parts)
-    return dataclasses.replace(obj, parts=hidden + fit_pieces(pieces, center, extents))
+    return dataclasses.replace(obj, parts=hidden + _fitted(design, center, extents, rng))
 
 
 def undressed(obj: ObjectSpec) -> ObjectSpec:
