@@ -13,14 +13,17 @@ pseudo-random sample (not the alphabet's first 49, which would be mostly "adding
 "assembling_..."), pinned as :data:`GENERAL_ACTIVITIES` so a bddl upgrade cannot silently change the
 benchmark; ``tests/construction/test_general.py`` re-derives the list from bddl.
 
-**Scene.** An apartment of 2 x 3 rooms (:data:`GRID_ROWS` x :data:`GRID_COLUMNS`) with seeded room
-sizes and kinds; the activity's room (bddl room type) is the middle room of the first row, where
-the robot stands. Every room gets a recognisable furniture piece and a floor covering of its own
-(the per-room floor objects ``floor_<room>`` double as room-visibility masks for multi-frame
-questions). Against the activity room's back wall (x = 0) stand a work surface (countertop / table
-/ desk by room kind) with the activity's objects on it and a storage unit (a grid bookcase or a
-layered shelf) holding more of them, plus one floor-standing object. Interior walls have wide
-openings so that rotation views see into the neighbouring rooms.
+**Scene.** A seeded, furnished apartment of six rooms (:func:`bspatial.world.apartments.apartment`: two
+bands of three rooms whose walls do not line up, areas 12% apart or more, doorways between neighbours,
+each room furnished by type with its own floor and wall finish and a ceiling light); the activity's
+room (bddl room type) is the middle room of the first band (index :data:`HOME_INDEX`), where the robot
+stands; the other five kinds are a seeded draw. The per-room floor objects ``floor_<room>`` double as
+room-visibility masks for multi-frame questions. Against the activity room's back wall (x = 0) stand a
+work surface (countertop / table / desk by room kind) with the activity's objects on it and a storage unit
+(a grid bookcase or a layered shelf) holding more of them, plus two floor-standing objects in front of them
+on the storage unit's side, nearer the views than the furniture; the room's own furniture keeps to its far
+side (:func:`_work_area`). Its openings are wide so that rotation views see
+into the neighbouring rooms.
 
 Example:
     >>> activity = load_activity(GENERAL_ACTIVITIES[0])
@@ -40,9 +43,9 @@ from importlib import resources
 import numpy as np
 
 from bspatial.common.seeds import derive_seed
-from bspatial.world.floorplans import RoomRegion, bathtub, room_floor, toilet, walls
-from bspatial.world.furniture import (DEFAULT_LIGHTS, TOP_CAMERA, Support, bed, bookcase, countertop, rect_polygon, shelving,
-                                 sofa, straight_chair, table)
+from bspatial.world.apartments import COLUMNS, ROWS, apartment
+from bspatial.world.floorplans import RoomRegion
+from bspatial.world.furniture import TOP_CAMERA, Support, bookcase, countertop, rect_polygon, shelving, table
 from bspatial.world.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Surface
 from bspatial.world.textures import rgba, tile_texture, wood_texture
 from bspatial.world import objects as shapes
@@ -60,21 +63,31 @@ ROOM_NAMES = {"kitchen": "kitchen", "living_room": "living room", "bedroom": "be
               "private_office": "office", "garage": "garage"}
 """How questions name a room kind."""
 
-GRID_ROWS, GRID_COLUMNS = 2, 3
-"""Apartment layout: 2 x 3 rooms, so the four candidate rooms of a multi-frame question exist."""
-ROOM_DEPTH_RANGE = (3.0, 4.6)
-"""Room extents (m) along x per row and along y per column: household room sizes, wide enough that room
-areas differ by the size margin often (Appendix 11: 10%)."""
-ROOM_WIDTH_RANGE = (2.9, 4.6)
-OPENING_WIDTH_M = 2.0
-"""Interior wall openings (m): wide, so rotation views see the neighbouring rooms (the paper's BEHAVIOR
-houses have open doorways too)."""
+GRID_ROWS, GRID_COLUMNS = ROWS, COLUMNS
+"""Rooms are listed row-major over 2 bands x 3 rooms (bspatial.world.apartments): index neighbours are
+doorway neighbours, though the rooms are not grid cells."""
+HOME_INDEX = GRID_COLUMNS // 2
+"""The activity room: the middle room of the work-wall band."""
+STORAGE_CATEGORIES = ("bookcase", "shelf")
+"""The storage unit's categories: locate questions name "the bookcase" / "the shelf", so the activity room's
+own furniture has none."""
+WORK_GAP_M = (0.15, 0.4)
+"""Gaps between the walls, the storage unit and the work surface along the work wall (m)."""
+VIEW_ZONE_M = 2.75
+"""The activity room's furniture keeps this far from the work wall: the work surface (0.62 m deep) and the
+single-frame views (the robot 1.1-1.5 m in front of it, 0.4 m footprint radius) are there."""
 N_SUPPORT_OBJECTS = 5
 """Objects on the work surface: enough candidates for four-option distance / size questions."""
 N_STORAGE_OBJECTS = 4
 """Objects in the storage unit's cells / layers: the subjects of locate questions."""
 N_FLOOR_OBJECTS = 2
 """Floor-standing objects (buckets, baskets, bins) in front of the furniture."""
+FLOOR_OBJECT_REACH_M = 0.7
+"""Floor-standing objects end at most this far in front of the work surface (single-frame views stand >= 1.1 m
+from it; the robot's base reaches 0.39 m from its centre)."""
+REACH_CLEAR_M = 0.74
+"""Floor-standing objects keep this far (plus their half length) from the work surface's centre line along the
+wall: reaching views stand up to 0.3 m to its side with the base's 0.39 m radius (general.reaching_robot)."""
 MAX_STORAGE_LENGTH_M = 0.26
 """Objects in the storage unit fit a cell (bookcase cells are ~0.3 m tall and deep)."""
 
@@ -326,8 +339,6 @@ class ActivityScene:
         return ROOM_NAMES[room.kind]
 
 
-_ROOM_FLOORS = {"kitchen": "tiles", "bathroom": "checker", "utility_room": "concrete", "garage": "concrete",
-                "bedroom": "carpet", "childs_room": "carpet"}
 _SUPPORTS = {"kitchen": ("countertop", 0.9), "bathroom": ("countertop", 0.9), "utility_room": ("countertop", 0.9),
              "garage": ("countertop", 0.9), "living_room": ("coffee_table", 0.5), "dining_room": ("breakfast_table", 0.75),
              "bedroom": ("desk", 0.75), "childs_room": ("desk", 0.7), "private_office": ("desk", 0.75)}
@@ -340,19 +351,24 @@ def activity_scene(activity: str, seed: int) -> ActivityScene:
     if not act.room:
         raise ValueError(f"activity {activity!r} takes place in no home room {HOME_ROOMS}")
     rng = np.random.default_rng(derive_seed(activity, seed))
-    rooms = _layout(act.room, rng)
-    home = GRID_COLUMNS // 2  # row 0, middle column
+    others = [k for k in HOME_ROOMS if k != act.room]
+    kinds = [others[i] for i in rng.permutation(len(others))[: GRID_ROWS * GRID_COLUMNS - 1]]
+    kinds.insert(HOME_INDEX, act.room)
+    apt = apartment(kinds, rng, home=HOME_INDEX, home_keep_out=_work_area, home_exclude=STORAGE_CATEGORIES)
+    rooms, home = apt.rooms, HOME_INDEX
     room = rooms[home]
-    furniture, walls_ = _room_furniture(rooms, home, rng), _walls(rooms)
-    floors = tuple(room_floor(r, _ROOM_FLOORS.get(r.kind, "planks")) for r in rooms)
     # The work wall: x = 0 (the apartment's outer wall behind the activity room).
     x0, x1, y0, y1 = room.bounds
     support_kind, height = _SUPPORTS[act.room]
     left_storage = bool(rng.integers(2))
     storage_w, support_w = 1.0, float(rng.uniform(1.2, 1.4))
-    gap = (y1 - y0 - storage_w - support_w) / 3
-    storage_y = (y1 - gap - storage_w / 2) if left_storage else (y0 + gap + storage_w / 2)
-    support_y = (y0 + gap + support_w / 2) if left_storage else (y1 - gap - support_w / 2)
+    # The pair keeps the gaps of the old 2.9-4.6 m wide activity rooms (so a single-frame view still holds
+    # both), wherever it stands along a wider work wall.
+    gap = min((y1 - y0 - storage_w - support_w) / 3, float(rng.uniform(*WORK_GAP_M)))
+    slack = y1 - y0 - storage_w - support_w - 3 * gap
+    lo = y0 + float(rng.uniform(0.0, slack))
+    storage_y = (lo + 2 * gap + support_w + storage_w / 2) if left_storage else (lo + gap + storage_w / 2)
+    support_y = (lo + gap + support_w / 2) if left_storage else (lo + 2 * gap + storage_w + support_w / 2)
     depth = 0.6
     if support_kind == "countertop":
         support = countertop("support_0", front_x=0.0, depth=depth, width=support_w, height=height,
@@ -367,8 +383,8 @@ def activity_scene(activity: str, seed: int) -> ActivityScene:
     objects, names = _activity_objects(act, support, storage, rng)
     front = x0 + 0.02 + depth
     scene = SceneSpec(
-        name=f"{activity}-{seed}", objects=walls_ + floors + tuple(furniture) + (support.obj, storage[0]) + tuple(objects),
-        surfaces=(support.surface,), lights=DEFAULT_LIGHTS,
+        name=f"{activity}-{seed}", objects=apt.objects + (support.obj, storage[0]) + tuple(objects),
+        surfaces=(support.surface,), lights=apt.lights,
         cameras=(CameraSpec(TOP_CAMERA, (room.center[0], room.center[1], 8.0), (room.center[0], room.center[1] + 1e-3, 0.0)),),
         robot=RobotSpawn(front + 1.0, support_y, math.pi), floor_size=(40.0, 40.0),
         floor_texture=tile_texture("floor_outside", base=(120, 130, 110), grout=(110, 120, 100)))
@@ -376,77 +392,11 @@ def activity_scene(activity: str, seed: int) -> ActivityScene:
     return ActivityScene(activity, seed, scene, tuple(rooms), home, storage[1], work, front, support_y, storage_y, names)
 
 
-def _layout(activity_room: str, rng: np.random.Generator) -> list[RoomRegion]:
-    """2 x 3 rooms, row-major from the work wall (x = 0); room kinds distinct, the activity's in the middle of row 0."""
-    depths = rng.uniform(*ROOM_DEPTH_RANGE, GRID_ROWS)
-    widths = rng.uniform(*ROOM_WIDTH_RANGE, GRID_COLUMNS)
-    others = [k for k in HOME_ROOMS if k != activity_room]
-    kinds = [others[i] for i in rng.permutation(len(others))[: GRID_ROWS * GRID_COLUMNS - 1]]
-    kinds.insert(GRID_COLUMNS // 2, activity_room)
-    xs = np.concatenate([[0.0], np.cumsum(depths)])
-    ys = np.concatenate([[0.0], np.cumsum(widths)]) - widths.sum() / 2
-    rooms = []
-    for r in range(GRID_ROWS):
-        for c in range(GRID_COLUMNS):
-            kind = kinds[r * GRID_COLUMNS + c]
-            # y grows to the robot's left when it faces +x; columns run from -y to +y.
-            rooms.append(RoomRegion(f"{kind}", kind, (float(xs[r]), float(xs[r + 1]), float(ys[c]), float(ys[c + 1]))))
-    return rooms
-
-
-def _walls(rooms: list[RoomRegion]) -> tuple[ObjectSpec, ...]:
-    from bspatial.world.furniture import WALL_THICKNESS as t
-
-    x0 = min(r.bounds[0] for r in rooms)
-    x1 = max(r.bounds[1] for r in rooms)
-    y0 = min(r.bounds[2] for r in rooms)
-    y1 = max(r.bounds[3] for r in rooms)
-    out = [walls("wall_outer_s", (x0, y0 - t / 2), (x1, y0 - t / 2)), walls("wall_outer_n", (x0, y1 + t / 2), (x1, y1 + t / 2)),
-           walls("wall_outer_w", (x0 - t / 2, y0), (x0 - t / 2, y1)), walls("wall_outer_e", (x1 + t / 2, y0), (x1 + t / 2, y1))]
-    # Interior walls between rows (along y) and between columns (along x), one wide opening per room pair.
-    xm = rooms[GRID_COLUMNS].bounds[0]
-    doors = tuple(sum(rooms[c].bounds[2:]) / 2 for c in range(GRID_COLUMNS))
-    out.append(walls("wall_inner_row", (xm, y0), (xm, y1), doors, door_width=OPENING_WIDTH_M))
-    for c in range(1, GRID_COLUMNS):
-        y = rooms[c].bounds[2]
-        doors = tuple(sum(rooms[r * GRID_COLUMNS + c].bounds[:2]) / 2 for r in range(GRID_ROWS))
-        out.append(walls(f"wall_inner_col{c}", (x0, y), (x1, y), doors, door_width=OPENING_WIDTH_M))
-    return tuple(out)
-
-
-def _room_furniture(rooms: list[RoomRegion], home: int, rng) -> list[ObjectSpec]:
-    """One recognisable piece per room other than the activity room, against the room's far side."""
-    out = []
-    for i, room in enumerate(rooms):
-        if i == home:
-            continue
-        x0, x1, y0, y1 = room.bounds
-        far = (x1 - 0.7, (y0 + y1) / 2) if i >= GRID_COLUMNS else (x0 + 0.7, (y0 + y1) / 2)
-        name = f"{room.kind}_furniture"
-        if room.kind == "kitchen":
-            out.append(countertop(name, front_x=far[0] - 0.35, depth=0.7, width=min(2.0, y1 - y0 - 0.4),
-                                  y_center=far[1], seed=int(rng.integers(100))).obj)
-        elif room.kind == "living_room":
-            out.append(sofa(name, far, yaw=0.0 if i >= GRID_COLUMNS else math.pi, length=min(1.8, y1 - y0 - 0.4)))
-        elif room.kind in ("bedroom", "childs_room"):
-            out.append(bed(name, center_xy=(far[0] + (-0.35 if i >= GRID_COLUMNS else 0.35), far[1]),
-                           size_xy=(1.4, min(2.0, y1 - y0 - 0.4))).obj)
-        elif room.kind == "bathroom":
-            out.append(bathtub(name, far, yaw=math.pi / 2))
-            out.append(toilet(f"{room.kind}_toilet", ((x0 + x1) / 2, y1 - 0.4), yaw=math.pi / 2))
-        elif room.kind == "dining_room":
-            out.append(table(name, "breakfast_table", center_xy=((x0 + x1) / 2, (y0 + y1) / 2), size_xy=(0.9, 1.3),
-                             height=0.75, seed=int(rng.integers(100))).obj)
-            out.append(straight_chair(f"{room.kind}_chair", ((x0 + x1) / 2 + 0.75, (y0 + y1) / 2), yaw=0.0))
-        elif room.kind == "private_office":
-            out.append(table(name, "desk", center_xy=far, size_xy=(0.7, 1.4), height=0.75, seed=int(rng.integers(100))).obj)
-        elif room.kind == "utility_room":
-            out.append(shelving(name, "shelf", front_x=far[0] - 0.2, y_center=far[1], width=1.2, depth=0.4, height=1.6,
-                                n_layers=4, rgb=(150, 150, 155)).obj)
-        elif room.kind == "garage":
-            out.append(shelving(name, "shelf", front_x=far[0] - 0.2, y_center=far[1], width=1.0, depth=0.45,
-                                height=1.8, n_layers=3, rgb=(110, 112, 118)).obj)
-    return out
+def _work_area(bounds: tuple[float, float, float, float]) -> list[tuple[float, float, float, float]]:
+    """Where the activity room's own furniture may not stand: the work wall's side of the room (furniture and
+    single-frame views) and the rotation views' standing area (``work_bounds`` below, 0.2 m wider)."""
+    x0, x1, y0, y1 = bounds
+    return [(x0, x0 + VIEW_ZONE_M, y0, y1), (x0 + 0.62 + 0.9 - 0.2, x1 - 0.9 + 0.2, y0 + 0.9 - 0.2, y1 - 0.9 + 0.2)]
 
 
 def _facing_robot(obj: ObjectSpec, back_x: float, depth: float, y: float) -> ObjectSpec:
@@ -533,11 +483,17 @@ def _activity_objects(act: Activity, support, storage, rng) -> tuple[list[Object
         y = float(rng.uniform(cy0 + length / 2 + 0.02, cy1 - length / 2 - 0.02)) if cy1 - cy0 > length + 0.04 else (cy0 + cy1) / 2
         out.append(make_object(kind, f"{kind.category}_0", length, ((cx0 + cx1) / 2, y, z0),
                                math.pi / 2 if kind.proportions[1] > kind.proportions[0] and kind.shape == "box" else 0.0, rng))
-    # Floor-standing objects in front of the furniture, off the robot's centre line (views stand >= 1.1 m
-    # from the furniture fronts, these <= 0.75 m): they add height and depth variety to the frame.
-    for i, kind in enumerate(floor_kinds):
+    # Floor-standing objects in front of the furniture (views stand >= 1.1 m from the furniture fronts, these
+    # end <= FLOOR_OBJECT_REACH_M from it): they add height and depth variety to the frame. Both stand on the
+    # storage unit's side of the work surface, where the views aim (between the two), beyond the reaching
+    # views' stance (REACH_CLEAR_M from the work surface's centre line), one after the other.
+    storage_y = float(np.mean([(c[2] + c[3]) / 2 for c in storage[1].cells.values()]))
+    toward = 1.0 if storage_y > (y0 + y1) / 2 else -1.0
+    edge = (y0 + y1) / 2 + toward * REACH_CLEAR_M
+    for kind in floor_kinds:
         length = float(rng.uniform(*kind.length))
-        side = -1 if i % 2 else 1
-        y = (y0 + y1) / 2 + side * float(rng.uniform(0.35, 0.55)) * (y1 - y0)
-        out.append(make_object(kind, f"{kind.category}_0", length, (x1 + 0.1 + 0.5 * length, y, 0.0), 0.0, rng))
+        y = edge + toward * (0.5 * length + float(rng.uniform(0.0, 0.25)))
+        edge = y + toward * (0.5 * length + 0.05)
+        x = min(x1 + 0.3 + 0.5 * length, x1 + FLOOR_OBJECT_REACH_M - 0.5 * length)
+        out.append(make_object(kind, f"{kind.category}_0", length, (x, y, 0.0), 0.0, rng))
     return out, tuple(o.name for o in out)

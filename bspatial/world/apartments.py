@@ -2,8 +2,9 @@
 
 Method (a two-level rectangle subdivision, deterministic in the rng). The apartment is a rectangle cut
 across x into two bands ("rows": the work-wall band at x in [0, D0] and the back band behind it), each band
-cut along y into three rooms at its *own* seeded proportions, so the interior walls of the two bands do
-not line up (no grid) and rooms differ in width, depth and aspect. Draws are kept only when
+cut along y into three rooms, the back band's walls shifted from the front band's (:func:`_draw_bounds`), so
+the interior walls of the two bands do not line up (no grid) and rooms differ in width, depth and aspect.
+Draws are kept only when
 
 * every room is at least :data:`MIN_ROOM_SIDE_M` on each side (the activity room wider: its work wall
   holds a work surface and a storage unit),
@@ -49,10 +50,11 @@ ROWS, COLUMNS = 2, 3
 """Two bands of three rooms: the four candidate rooms of a multi-frame question exist, and more."""
 DEPTH_RANGE_M = ((3.0, 4.4), (3.0, 5.6))
 """Band depths along x (work-wall band, back band), household room sizes."""
-SMALLEST_AREA_M2 = (9.5, 11.5)
-"""The smallest room's floor area (m2): a small bathroom or box room."""
-MAX_AREA_STEP = 1.3
-"""Consecutive room sizes differ by 12-30% (so the largest room is 1.8-3.7 times the smallest)."""
+WIDTH_RANGE_M = (10.0, 14.0)
+"""Apartment width along y, cut into three rooms per band."""
+SHIFT_RANGE_M = (0.4, 1.2)
+"""How much narrower the back band's end rooms are than the front band's (the back middle room is wider by
+twice it): the bands' interior walls are this far apart."""
 MIN_ROOM_SIDE_M = 3.0
 MIN_HOME_WIDTH_M = 3.2
 """The activity room's work wall holds a 1.0 m storage unit and a 1.2-1.4 m work surface with gaps."""
@@ -66,7 +68,7 @@ DOOR_OPENING_M = 1.2
 JAMB_MARGIN_M = 0.2
 """An opening keeps this far from the corners of the wall it is cut in (wall ends and casings)."""
 CASING_M = 0.07
-MAX_DRAWS = 400
+MAX_DRAWS = 50_000
 """Layout draws before giving up (a draw is rejected by the rules of the module docstring)."""
 
 
@@ -108,28 +110,29 @@ def grid_neighbours(i: int) -> list[int]:
 def _draw_bounds(rng: np.random.Generator, home: int) -> list[Rect] | None:
     """Six room rectangles, or None when the draw breaks a rule.
 
-    Areas are drawn first (the smallest, then seeded ratios of at least :data:`MIN_AREA_RATIO` between
-    consecutive sizes) and dealt to the rooms in a seeded order, so a room's kind says nothing about its
-    size; the front band's depth is drawn, the back band's follows from both bands spanning one width.
+    The front band is cut at seeded proportions; the back band's two end rooms are narrower than the front
+    ones by a seeded shift and its middle room wider by twice it, so the interior walls do not line up while
+    the back middle room stays centred behind the activity room: a walk from the activity room through a
+    neighbour and on to the next never turns back by more than 90 degrees (the navigation tours face along
+    their walk). Band depths are drawn independently, so either band may hold the larger rooms.
     """
-    areas = [float(rng.uniform(*SMALLEST_AREA_M2))]
-    for _ in range(ROWS * COLUMNS - 1):
-        areas.append(areas[-1] * float(rng.uniform(MIN_AREA_RATIO, MAX_AREA_STEP)))
-    dealt = [areas[k] for k in rng.permutation(len(areas))]
-    d0 = float(rng.uniform(*DEPTH_RANGE_M[0]))
-    width = sum(dealt[:COLUMNS]) / d0
-    d1 = sum(dealt[COLUMNS:]) / width
-    if not DEPTH_RANGE_M[1][0] <= d1 <= DEPTH_RANGE_M[1][1]:
-        return None
+    d0, d1 = (float(rng.uniform(*r)) for r in DEPTH_RANGE_M)
+    width = float(rng.uniform(*WIDTH_RANGE_M))
+    weights = rng.uniform(0.5, 1.5, COLUMNS)
+    front = width * weights / weights.sum()
+    shift = float(rng.uniform(*SHIFT_RANGE_M))
+    back = front + np.array([-shift, 2 * shift, -shift])
     xs = (0.0, d0, d0 + d1)
     bounds = []
-    for r in range(ROWS):
-        ys = np.concatenate([[0.0], np.cumsum([a / (xs[r + 1] - xs[r]) for a in dealt[r * COLUMNS:(r + 1) * COLUMNS]])])
-        ys -= width / 2
+    for r, widths in enumerate((front, back)):
+        ys = np.concatenate([[0.0], np.cumsum(widths)]) - width / 2
         bounds += [(xs[r], xs[r + 1], float(ys[c]), float(ys[c + 1])) for c in range(COLUMNS)]
     if min(min(b[1] - b[0], b[3] - b[2]) for b in bounds) < MIN_ROOM_SIDE_M:
         return None
     if bounds[home][3] - bounds[home][2] < MIN_HOME_WIDTH_M:
+        return None
+    areas = sorted((b[1] - b[0]) * (b[3] - b[2]) for b in bounds)
+    if any(b < a * MIN_AREA_RATIO for a, b in zip(areas, areas[1:])):
         return None
     return bounds
 

@@ -230,10 +230,12 @@ def footprint(objects: Sequence[ObjectSpec]) -> list[Rect]:
 
 
 def top(objects: Sequence[ObjectSpec]) -> float:
-    """Height (m) of the highest point of the objects' parts (yaw-only poses: z is not rotated)."""
-    return max(o.pose.position[2] + p.pose.position[2] + float(p.local_half_extents().max()) if p.pose.quat != (1.0, 0.0, 0.0, 0.0)
-               else o.pose.position[2] + p.pose.position[2] + float(p.local_half_extents()[2])
-               for o in objects for p in o.parts)
+    """Height (m) of the highest point of the objects' parts (a tilted part counts with its largest half extent)."""
+    def part_top(o: ObjectSpec, p: Part) -> float:
+        upright = p.pose.quat == (1.0, 0.0, 0.0, 0.0)
+        half = p.local_half_extents()
+        return o.pose.position[2] + p.pose.position[2] + float(half[2] if upright else half.max())
+    return max(part_top(o, p) for o in objects for p in o.parts)
 
 
 def _extent(objects: Sequence[ObjectSpec]) -> Rect:
@@ -560,9 +562,9 @@ def furnish(room: RoomRegion, rng: np.random.Generator, *, exterior: Sequence[st
 
     Example:
         >>> from bspatial.world.floorplans import RoomRegion
-        >>> room = RoomRegion("garage", "garage", (0.0, 5.0, 0.0, 3.6))
-        >>> sorted({o.category for o in furnish(room, np.random.default_rng(1))} & {"car", "garage_door", "shelf"})
-        ['car', 'garage_door', 'shelf']
+        >>> room = RoomRegion("garage", "garage", (0.0, 6.0, 0.0, 4.2))
+        >>> sorted({o.category for o in furnish(room, np.random.default_rng(1))})
+        ['bicycle', 'car', 'garage_door', 'shelf']
     """
     kind = room_type(room.kind).kind
     center = room.center

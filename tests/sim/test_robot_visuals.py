@@ -4,7 +4,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES, ARMS
+from bspatial.catalog.schema import ACTION_SLICES, ARMS
 from bspatial.sim import robot as robot_mod
 from bspatial.world.spec import RobotSpawn, SceneSpec, box_object, table_object
 

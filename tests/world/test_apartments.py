@@ -2,7 +2,6 @@
 
 import collections
 import itertools
-import math
 
 import numpy as np
 import pytest
