@@ -16,6 +16,12 @@ Part (d) runs the same closed loop on a scene of eight task objects wearing the 
 (:mod:`bspatial.world.assets`) and on the same scene with its primitives only (the meshes taken off),
 alternating in rounds, and prints both rates and their ratio (issue 15: meshes must keep >= 30 Hz).
 
+Part (e) times warm scene sampling (:func:`bspatial.tasks.sample_instance`) over a fixed list of tasks (every
+task's first variant) and seeds, three ways alternating in rounds: as sampled (an object carries a cheap
+reference to its meshes, :class:`bspatial.world.spec.Look`, built only when a backend loads the scene), sampled
+and then every look resolved (what dressing at spec time cost: the meshes built for every scene sampled), and
+without meshes at all (``dress`` switched off); it prints ms per scene side by side with the ratios.
+
 Run: ``.venv/bin/python benchmarks/sim.py`` (``--help`` for options).
 """
 
@@ -207,6 +213,52 @@ def meshed_control_rate(seconds: float, size: int) -> tuple[float, float, int]:
     return totals[True][0] / totals[True][1], totals[False][0] / totals[False][1], faces
 
 
+SAMPLING_SEEDS = range(100, 106)
+"""(e) seeds per task (the first variant of each); fixed, so runs compare."""
+
+
+def sampling_cost(rounds: int = 3) -> tuple[float, float, float, int]:
+    """(ms per scene as sampled, with every look resolved, without meshes; scenes per way), warm."""
+    from unittest import mock
+
+    from bspatial.tasks import sample_instance
+    from bspatial.tasks.registry import get_task, task_names
+    from bspatial.world import objects
+    from bspatial.world.assets import visual_parts
+
+    pairs = [(t, get_task(t).variants[0]) for t in task_names()]
+
+    def lazy() -> None:
+        for task, variant in pairs:
+            for seed in SAMPLING_SEEDS:
+                sample_instance(task, variant, seed)
+
+    def resolved() -> None:
+        for task, variant in pairs:
+            for seed in SAMPLING_SEEDS:
+                for obj in sample_instance(task, variant, seed).scene.objects:
+                    visual_parts(obj)
+
+    def plain() -> None:
+        with mock.patch.object(objects, "dress", lambda obj, salt="": obj):
+            lazy()
+
+    ways = {"lazy": lazy, "resolved": resolved, "plain": plain}
+    lazy(), plain()                           # warm: imports, lru caches of fixed inputs (not the per-scene looks)
+    spent = dict.fromkeys(ways, 0.0)
+    for _ in range(rounds):
+        for name, fn in ways.items():
+            # Clearing the resolution memo each round measures building the meshes, not looking them up.
+            from bspatial.world.assets import dressing
+            dressing._resolved.cache_clear()
+            dressing._design.cache_clear()
+            start = time.perf_counter()
+            fn()
+            spent[name] += time.perf_counter() - start
+    n = rounds * len(pairs) * len(SAMPLING_SEEDS)
+    return spent["lazy"] / n * 1e3, spent["resolved"] / n * 1e3, spent["plain"] / n * 1e3, n
+
+
 def expert_success(seeds: int, tasks: list[str] | None = None) -> list[tuple[str, str, int, int, float, int, int]]:
     """(task, variant, correct, n, seconds per episode, longest episode, budget) per manipulation variant and
     navigation task under its scripted expert, each episode limited by the task's calibrated step budget."""
@@ -242,7 +294,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="measuring time per path")
     parser.add_argument("--size", type=int, default=224, help="camera width = height")
     parser.add_argument("--all-cores", action="store_true", help="do not pin to one core")
-    parser.add_argument("--parts", default="abdc", help="which parts to run, e.g. 'c'")
+    parser.add_argument("--parts", default="abdec", help="which parts to run, e.g. 'c'")
     parser.add_argument("--seeds", type=int, default=20, help="(c) seeds per variant")
     parser.add_argument("--tasks", default="", help="(c) comma-separated task names (default: all 25 tasks)")
     args = parser.parse_args()
@@ -257,6 +309,8 @@ def main() -> None:
         _part_b(args)
     if "d" in args.parts:
         _part_d(args)
+    if "e" in args.parts:
+        _part_e()
     if "c" in args.parts:
         rows = expert_success(args.seeds, [t for t in args.tasks.split(",") if t] or None)
         met = sum(100.0 * row[2] / row[3] >= EXPERT_TARGET for row in rows)
@@ -280,6 +334,13 @@ def _part_d(args) -> None:
     logger.info("(d) closed loop, 3 cameras, 8 task objects: meshed (%d mesh faces) %.1f Hz | primitives only %.1f Hz "
                 "| ratio %.2fx (target >= %.0f Hz: %s)", faces, meshed, plain, meshed / plain, CONTROL_TARGET_HZ,
                 "met" if meshed >= CONTROL_TARGET_HZ else "MISSED")
+
+
+def _part_e() -> None:
+    lazy, resolved, plain, n = sampling_cost()
+    logger.info("(e) sample_instance, warm, %d scenes each: meshes by reference %.1f ms | meshes built (spec-time "
+                "dressing) %.1f ms | no meshes %.1f ms | by reference / built %.2fx, by reference / none %.2fx",
+                n, lazy, resolved, plain, lazy / resolved, lazy / plain)
 
 
 if __name__ == "__main__":

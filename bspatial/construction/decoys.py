@@ -30,6 +30,7 @@ from bspatial.construction.frames import FrameRecord
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.manipulation.common import split_variant
 from bspatial.world import relations
+from bspatial.world.assets import materialised
 from bspatial.world.spec import ObjectSpec, Pose, SceneSpec
 
 DECOY_STREAM = 2
@@ -161,6 +162,7 @@ def _restyled(spec: ObjectSpec, look: ObjectSpec, hue_turn: float) -> ObjectSpec
     wheel; the storage boxes' colours are drawn at random, so a turned colour is as likely as any); textured
     parts (the soda cans' labels come from a small palette) take the look of ``look``, a candidate drawn at
     random, the answer included. Greys (the dice, handles) stay as they are."""
+    spec, look = materialised(spec), materialised(look)   # recolour the meshes with the primitives
     parts = []
     for part, other in zip(spec.parts, look.parts if len(look.parts) == len(spec.parts) else spec.parts):
         if part.texture is not None:

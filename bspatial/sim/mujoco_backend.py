@@ -34,6 +34,7 @@ from bspatial.sim.backend import (BoundingBox, CameraFrame, Contact, IKResult, O
 from bspatial.scoring.geometry import intrinsics_from_fovy
 from bspatial.sim.render import HIDDEN_GROUP, SegmentationRenderer, camera_to_world
 from bspatial.world.spec import ObjectSpec, Part, SceneSpec, Texture
+from bspatial.world.assets import dressed_parts
 
 logger = logging.getLogger(__name__)
 
@@ -236,11 +237,12 @@ class MujocoBackend:
         body = spec.worldbody.add_body(name=obj.name, pos=list(obj.pose.position), quat=list(obj.pose.quat))
         if not obj.static:
             body.add_freejoint(name=f"{obj.name}/free")
-        volumes = np.array([_volume(p) for p in obj.parts])
+        parts = dressed_parts(obj)   # its look's meshes are built here, not when the scene was sampled
+        volumes = np.array([_volume(p) for p in parts])
         kinds = {"box": mujoco.mjtGeom.mjGEOM_BOX, "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
                  "sphere": mujoco.mjtGeom.mjGEOM_SPHERE, "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
                  "mesh": mujoco.mjtGeom.mjGEOM_MESH}
-        for i, part in enumerate(obj.parts):
+        for i, part in enumerate(parts):
             geom = body.add_geom(name=f"{obj.name}/{i}", type=kinds[part.kind], size=_half_size(part),
                                  pos=list(part.pose.position), quat=list(part.pose.quat), rgba=list(part.rgba))
             if part.kind == "mesh":

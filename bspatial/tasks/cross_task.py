@@ -50,6 +50,7 @@ import numpy as np
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, ORDINAL_GAP_M, SIZE_MARGIN
 from bspatial.tasks.base import NotApplicable, TaskInstance
 from bspatial.world import objects
+from bspatial.world.assets import materialised
 from bspatial.world.relations import min_adjacent_gap, object_box, pick_by_rank
 from bspatial.world.spec import ObjectSpec, Pose
 
@@ -118,6 +119,7 @@ def admits_cross_task(task: str) -> bool:
 
 
 def _scaled(obj: ObjectSpec, factor: float) -> ObjectSpec:
+    obj = materialised(obj)   # rescale the meshes with the primitives
     parts = tuple(dataclasses.replace(p, size=tuple(factor * v for v in p.size),
                                       pose=Pose(tuple(factor * v for v in p.pose.position), p.pose.quat))
                   for p in obj.parts)

@@ -270,6 +270,35 @@ class Part:
 
 
 @dataclass(frozen=True)
+class Look:
+    """A cheap reference to an object's visual mesh: what :func:`bspatial.world.assets.dress` draws it from,
+    resolved into mesh parts only when a backend or renderer needs them
+    (:func:`bspatial.world.assets.dressed_parts`). Building the meshes at spec time cost scene sampling more
+    than the rest of it together; a reference of plain values (and the object's own texture) pickles to the
+    same bytes every time, which split manifests rely on.
+
+    Attributes:
+        category: the model's category.
+        seed: the instance's appearance seed (variant and colour shift are drawn from it).
+        aspect: the design box (extents / longest, rounded).
+        rgb: the model's base colour.
+        extra: the model's extra argument (a printed category's texture, an accented one's second colour).
+        center, extents: the box the meshes are fitted to, in the object frame.
+        over: the primitive parts it was dressed over (by identity: a spec whose leading parts are no longer
+            these was transformed without its meshes, so it is rejected rather than drawn wrong).
+    """
+
+    category: str
+    seed: int
+    aspect: tuple[float, float, float]
+    rgb: tuple[float, float, float]
+    extra: object
+    center: tuple[float, float, float]
+    extents: tuple[float, float, float]
+    over: tuple["Part", ...]
+
+
+@dataclass(frozen=True)
 class ObjectSpec:
     """A rigid object of the scene.
 
@@ -281,6 +310,7 @@ class ObjectSpec:
         static: True for furniture fixed to the world; False gives a free joint.
         mass: total mass in kg for free objects (spread over parts by volume); ignored when static.
         friction: sliding friction coefficient of all its parts.
+        look: the reference to its visual mesh when it wears one (:class:`Look`), else None.
     """
 
     name: str
@@ -290,6 +320,7 @@ class ObjectSpec:
     static: bool = False
     mass: float = 0.2
     friction: float = 1.0
+    look: Look | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -302,6 +333,13 @@ class ObjectSpec:
             raise ValueError(f"object {self.name!r}.parts must include a primitive (mesh parts are visual only and "
                              f"carry no mass), got only mesh parts")
         object.__setattr__(self, "parts", parts)
+        if self.look is not None:
+            over = self.look.over
+            if len(parts) < len(over) or any(a is not b for a, b in zip(parts, over)):
+                raise ValueError(f"object {self.name!r}.parts must start with the parts its look was dressed over "
+                                 f"(changing them leaves the look's meshes behind); materialise the look first "
+                                 f"(bspatial.world.assets.materialised), got {len(parts)} parts not matching its "
+                                 f"{len(over)}")
         if not (self.mass > 0 and math.isfinite(self.mass)):
             raise ValueError(f"object {self.name!r}.mass must be positive, got {self.mass!r}")
         if not (self.friction >= 0 and math.isfinite(self.friction)):

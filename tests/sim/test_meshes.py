@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from bspatial.sim.mujoco_backend import MujocoBackend
-from bspatial.world.assets import dress
+from bspatial.world.assets import dress, dressed_parts, materialised
 from bspatial.world.objects import bowl, food_item, plate, tool
 from bspatial.world.spec import CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, table_object
 
@@ -21,8 +21,8 @@ a rim of anti-aliasing-free edge pixels where the shading darkens red below the 
 
 
 def _without_meshes(obj: ObjectSpec) -> ObjectSpec:
-    return dataclasses.replace(obj, parts=tuple(dataclasses.replace(p, visible=True) for p in obj.parts
-                                                if p.kind != "mesh"))
+    return dataclasses.replace(obj, look=None, parts=tuple(dataclasses.replace(p, visible=True) for p in obj.parts
+                                                           if p.kind != "mesh"))
 
 
 def _drop_scene(meshed: bool) -> SceneSpec:
@@ -34,7 +34,7 @@ def _drop_scene(meshed: bool) -> SceneSpec:
                                                        Part("cylinder", (0.03, 0.05), Pose((0, 0, 0.145)))),
                                 pose=Pose((0.8, 0.1, 1.1), (0.98, 0.1, 0.15, 0.0)), mass=0.5))]
     objects = [o if meshed else _without_meshes(o) for o in objects]
-    assert all(any(p.kind == "mesh" for p in o.parts) == meshed for o in objects)
+    assert all(any(p.kind == "mesh" for p in dressed_parts(o)) == meshed for o in objects)
     return SceneSpec("drop", objects=(table_object("table_0", "breakfast_table", (0.8, 1.2), 0.75, (1.0, 0.0)), *objects))
 
 
@@ -68,7 +68,7 @@ def test_identical_meshes_are_one_asset():
     sim = MujocoBackend()
     try:
         sim.load(SceneSpec("mugs", objects=tuple(twins), robot=None))
-        per_object = sum(p.kind == "mesh" for p in mug.parts)
+        per_object = sum(p.kind == "mesh" for p in dressed_parts(mug))
         assert sim.model.nmesh == per_object           # three mugs, one set of mesh assets
     finally:
         sim.close()
@@ -93,6 +93,7 @@ def _can_pixels(textured: bool) -> np.ndarray:
 
     can = can_of_soda("can_0", (0.0, 0.0, 0.0))
     if not textured:
+        can = materialised(can)   # the label off the meshes too
         can = dataclasses.replace(can, parts=tuple(dataclasses.replace(p, texture=None) for p in can.parts))
     cams = (CameraSpec("side", (-0.35, 0.0, 0.08), (0.0, 0.0, 0.06), fovy_deg=30.0),)
     sim = MujocoBackend(camera_size=128)
@@ -118,7 +119,7 @@ def test_printed_meshes_show_their_texture():
 def _teapot_scene(meshed: bool) -> SceneSpec:
     """A red meshed teapot seen from above and the side, no shadows (so red pixels are the teapot)."""
     collider = (Part("cylinder", (0.08, 0.16), Pose((0, 0, 0.08)), rgba=RED),)
-    teapot = dress(ObjectSpec("teapot_0", "teapot", collider, pose=Pose((0.0, 0.0, 0.0)), mass=0.5))
+    teapot = materialised(dress(ObjectSpec("teapot_0", "teapot", collider, pose=Pose((0.0, 0.0, 0.0)), mass=0.5)))
     teapot = dataclasses.replace(teapot, parts=tuple(dataclasses.replace(p, rgba=RED) if p.kind == "mesh" else p
                                                      for p in teapot.parts))
     if not meshed:
@@ -185,3 +186,26 @@ def test_printed_labels_read_upright_and_unmirrored():
     word[:, band_cols.max() + 1:] = False
     assert word.sum() > 20 and np.nonzero(word)[1].mean() < (band_cols.min() + band_cols.max()) / 2
     assert rows.size and cols.size
+
+
+def test_a_scene_renders_the_same_bytes_from_its_looks_as_from_meshes_spelled_out():
+    """The backend resolves each object's look when it builds the scene: the same model and the same frame
+    as a scene whose mesh parts are written out in the spec (what dressing at spec time gave)."""
+    lazy = _drop_scene(True)
+    lazy = dataclasses.replace(lazy, cameras=(CameraSpec("over", (0.2, -0.6, 1.6), (1.0, 0.0, 0.9)),), robot=None)
+    spelled = dataclasses.replace(lazy, objects=tuple(materialised(o) for o in lazy.objects))
+    assert any(o.look is not None for o in lazy.objects) and all(o.look is None for o in spelled.objects)
+    frames, models = [], []
+    for scene in (lazy, spelled):
+        sim = MujocoBackend(camera_size=96)
+        try:
+            sim.load(scene)
+            frames.append(sim.render("over"))
+            m = sim.model
+            models.append((m.ngeom, m.nmesh, m.geom_size.tobytes(), m.geom_rgba.tobytes(), m.geom_group.tobytes(),
+                           m.mesh_vert.tobytes(), m.body_mass.tobytes()))
+        finally:
+            sim.close()
+    assert models[0] == models[1]
+    assert frames[0].rgb.tobytes() == frames[1].rgb.tobytes()
+    assert frames[0].segmentation.tobytes() == frames[1].segmentation.tobytes()

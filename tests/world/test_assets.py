@@ -7,6 +7,7 @@ part position), never through the library's own box helpers.
 
 import dataclasses
 import hashlib
+import pickle
 import subprocess
 import sys
 
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from bspatial.world.assets import MODELS, dress, meshed_categories
+from bspatial.world.assets import MODELS, dress, dressed_parts, materialised, meshed_categories
 from bspatial.world.assets.registry import ACCENTED, PRINTED
 from bspatial.world.relations import object_box
 from bspatial.world.spec import ObjectSpec, Part, Pose
@@ -46,7 +47,7 @@ def _model(category: str, seed: int, ext):
 def _visual_vertices(obj: ObjectSpec) -> np.ndarray:
     """Object-frame vertices of every mesh part (the part poses here carry no rotation)."""
     out = []
-    for part in obj.parts:
+    for part in dressed_parts(obj):
         if part.kind == "mesh":
             assert part.pose.quat == (1.0, 0.0, 0.0, 0.0)
             out.append(part.mesh.vertices * np.asarray(part.size) + np.asarray(part.pose.position))
@@ -55,7 +56,7 @@ def _visual_vertices(obj: ObjectSpec) -> np.ndarray:
 
 def _digest(obj: ObjectSpec) -> str:
     h = hashlib.sha256()
-    for part in obj.parts:
+    for part in dressed_parts(obj):
         if part.kind == "mesh":
             h.update(part.mesh.vertices.tobytes())
             h.update(part.mesh.faces.tobytes())
@@ -95,7 +96,7 @@ def test_dressed_box_equals_the_primitive_box(category):
         np.testing.assert_allclose(v.min(0), lo, atol=BOX_TOLERANCE_M)
         np.testing.assert_allclose(v.max(0), hi, atol=BOX_TOLERANCE_M)
         np.testing.assert_allclose(object_box(dressed).extents, extents, atol=BOX_TOLERANCE_M)
-        assert sum(len(p.mesh.faces) for p in dressed.parts if p.kind == "mesh") <= MAX_FACES
+        assert sum(len(p.mesh.faces) for p in dressed_parts(dressed) if p.kind == "mesh") <= MAX_FACES
 
 
 @pytest.mark.parametrize("category", sorted(MODELS))
@@ -105,7 +106,7 @@ def test_dressing_keeps_every_primitive_as_an_invisible_collider(category):
     primitives = [p for p in dressed.parts if p.kind != "mesh"]
     assert [dataclasses.replace(p, visible=True) for p in primitives] == list(obj.parts)
     assert not any(p.visible for p in primitives)
-    meshes = [p for p in dressed.parts if p.kind == "mesh"]
+    meshes = [p for p in dressed_parts(dressed) if p.kind == "mesh"]
     assert meshes and all(p.visible and not p.collide for p in meshes)
     assert (dressed.mass, dressed.friction, dressed.pose) == (obj.mass, obj.friction, obj.pose)
 
@@ -141,7 +142,7 @@ def test_same_bytes_in_another_process():
 
 def test_printed_categories_wear_their_own_texture():
     dressed = dress(_primitive("can_of_soda", (0.066, 0.066, 0.122)))
-    printed = [p for p in dressed.parts if p.kind == "mesh" and p.texture is not None]
+    printed = [p for p in dressed_parts(dressed) if p.kind == "mesh" and p.texture is not None]
     assert printed and all(p.texture is LABEL and p.mesh.texcoords is not None for p in printed)
     assert all(0.0 <= p.mesh.texcoords.min() and p.mesh.texcoords.max() <= 1.0 for p in printed)
 
@@ -157,3 +158,31 @@ def test_objects_without_a_model_and_dressed_objects_are_left_alone():
     assert dress(plain) is plain
     once = dress(_primitive("mug", EXTENTS[1]))
     assert dress(once) is once
+
+
+def test_a_dressed_spec_carries_a_reference_not_meshes_and_pickles_the_same_bytes_in_another_process():
+    code = ("import sys, pickle, hashlib; sys.path.insert(0, %r); from test_assets import _primitive; "
+            "from bspatial.world.assets import dress; "
+            "print(hashlib.sha256(pickle.dumps(dress(_primitive('teapot', (0.12, 0.25, 0.06))), protocol=4)).hexdigest())")
+    here = str(__import__("pathlib").Path(__file__).parent)
+    dressed = dress(_primitive("teapot", (0.12, 0.25, 0.06)))
+    assert dressed.look is not None and not any(p.kind == "mesh" for p in dressed.parts)
+    mine = hashlib.sha256(pickle.dumps(dressed, protocol=4)).hexdigest()
+    dressed_parts(dressed)   # resolving the look must not change what the spec pickles to
+    assert hashlib.sha256(pickle.dumps(dressed, protocol=4)).hexdigest() == mine
+    out = subprocess.run([sys.executable, "-c", code % here], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == mine
+
+
+def test_materialised_spells_the_meshes_out_and_a_transformed_look_is_an_error():
+    dressed = dress(_primitive("mug", EXTENTS[1]))
+    spelled = materialised(dressed)
+    assert spelled.look is None and spelled.parts == dressed_parts(dressed)
+    assert [p.kind for p in spelled.parts].count("mesh") >= 1
+    # Rescaling the primitives alone would leave the look's meshes at the old size: refused, naming the object.
+    grown = tuple(dataclasses.replace(p, size=tuple(2 * v for v in p.size)) for p in dressed.parts)
+    with pytest.raises(ValueError, match=r"object 'mug_0'.parts must start with the parts its look was dressed over"):
+        dataclasses.replace(dressed, parts=grown)
+    # Moving the object keeps its parts, so its look stays valid.
+    moved = dataclasses.replace(dressed, pose=Pose((1.0, 2.0, 0.5)))
+    assert dressed_parts(moved) == dressed_parts(dressed)

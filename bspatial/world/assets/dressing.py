@@ -11,6 +11,12 @@ Appearance is drawn from an rng seeded by the instance's identity (category, nam
 :func:`appearance_seed`), never from the caller's rng: drawing from the scene rng would move every later
 draw of the scene generator and change the scenes themselves. It picks one of :data:`SHAPE_VARIANTS`
 shape variants (built once per box and cached) and shifts the variant's colours a little per instance.
+
+The meshes are not built at spec time: :func:`dress` hides the primitives and records the model's inputs in
+a :class:`~bspatial.world.spec.Look`; :func:`dressed_parts` builds the mesh parts from it (memoised per look)
+when a backend loads the scene, with the same draws in the same order, so what is drawn is unchanged while
+sampling a scene builds no mesh. Code that transforms parts (rescaling, recolouring) works on
+:func:`materialised` specs, whose mesh parts are spelled out, so the meshes follow.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from bspatial.common.seeds import derive_seed
 from bspatial.world.assets.geometry import Piece
 from bspatial.world.assets.registry import ACCENTED, MODELS, PRINTED
 from bspatial.world.relations import object_box
-from bspatial.world.spec import Mesh, ObjectSpec, Part, Pose, Texture
+from bspatial.world.spec import Look, Mesh, ObjectSpec, Part, Pose, Texture
 
 
 def local_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -37,7 +43,10 @@ def local_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray]:
 def appearance_seed(obj: ObjectSpec, salt: object = "") -> int:
     """The seed of one instance's look: its category, name, extents (0.1 mm), pose (0.1 mm) and ``salt``
     (e.g. a gallery's seed, to redraw the looks of objects whose names and poses are fixed)."""
-    _, extents = local_box(obj)
+    return _appearance_seed(obj, local_box(obj)[1], salt)
+
+
+def _appearance_seed(obj: ObjectSpec, extents: np.ndarray, salt: object) -> int:
     return derive_seed("appearance", obj.category, obj.name, *(f"{v:.4f}" for v in extents),
                        *(f"{v:.4f}" for v in obj.pose.position), salt)
 
@@ -149,21 +158,50 @@ def _fitted(design: _Design, center: np.ndarray, extents: np.ndarray, rng: np.ra
 def dress(obj: ObjectSpec, salt: object = "") -> ObjectSpec:
     """``obj`` wearing its category's visual mesh (see the module docstring); categories without a
     model (:func:`bspatial.world.assets.meshed_categories`) and objects already dressed come back as they are.
-    ``salt`` enters :func:`appearance_seed`."""
-    if obj.category not in MODELS or any(p.kind == "mesh" for p in obj.parts):
+    ``salt`` enters :func:`appearance_seed`.
+
+    The spec holds a :class:`~bspatial.world.spec.Look` (the model's inputs), not the meshes: they are built
+    when a backend asks for them (:func:`dressed_parts`), so sampling a scene costs no mesh building."""
+    if obj.category not in MODELS or obj.look is not None or any(p.kind == "mesh" for p in obj.parts):
         return obj
     center, extents = local_box(obj)
-    rng = np.random.default_rng(appearance_seed(obj, salt))
+    seed = _appearance_seed(obj, extents, salt)
     extra = printed_texture(obj) if obj.category in PRINTED else accent_rgb(obj) if obj.category in ACCENTED else None
     aspect = tuple(float(v) for v in np.maximum(np.round(extents / extents.max() / ASPECT_STEP), 1) * ASPECT_STEP)
-    design = _design(obj.category, int(rng.integers(SHAPE_VARIANTS)), aspect, base_rgb(obj), extra)
     hidden = tuple(dataclasses.replace(p, visible=False) for p in obj.parts)
-    return dataclasses.replace(obj, parts=hidden + _fitted(design, center, extents, rng))
+    look = Look(obj.category, seed, aspect, base_rgb(obj), extra, tuple(center.tolist()), tuple(extents.tolist()), hidden)
+    return dataclasses.replace(obj, parts=hidden, look=look)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(look: Look) -> tuple[Part, ...]:
+    # The same draws, in the same order, as dressing eagerly did: the variant, then each piece's colour shift.
+    rng = np.random.default_rng(look.seed)
+    design = _design(look.category, int(rng.integers(SHAPE_VARIANTS)), look.aspect, look.rgb, look.extra)
+    return _fitted(design, np.asarray(look.center), np.asarray(look.extents), rng)
+
+
+def visual_parts(obj: ObjectSpec) -> tuple[Part, ...]:
+    """The mesh parts of ``obj``'s look (built on first use, then memoised per look); () without one."""
+    return () if obj.look is None else _resolved(obj.look)
+
+
+def dressed_parts(obj: ObjectSpec) -> tuple[Part, ...]:
+    """Every part a backend builds for ``obj``: its own parts, then its look's mesh parts."""
+    return obj.parts + visual_parts(obj)
+
+
+def materialised(obj: ObjectSpec) -> ObjectSpec:
+    """``obj`` with its look's mesh parts spelled out in ``parts`` (and no look): the form to transform
+    parts in (rescale, recolour), so the meshes follow the primitives."""
+    if obj.look is None:
+        return obj
+    return dataclasses.replace(obj, parts=dressed_parts(obj), look=None)
 
 
 def undressed(obj: ObjectSpec) -> ObjectSpec:
-    """``obj`` as it was before :func:`dress`: its primitives visible again, no mesh parts."""
-    if not any(p.kind == "mesh" for p in obj.parts):
+    """``obj`` as it was before :func:`dress`: its primitives visible again, no mesh parts, no look."""
+    if obj.look is None and not any(p.kind == "mesh" for p in obj.parts):
         return obj
-    return dataclasses.replace(obj, parts=tuple(dataclasses.replace(p, visible=True)
-                                                for p in obj.parts if p.kind != "mesh"))
+    return dataclasses.replace(obj, look=None, parts=tuple(dataclasses.replace(p, visible=True)
+                                                           for p in obj.parts if p.kind != "mesh"))
