@@ -1,7 +1,7 @@
 """The asset gallery (`bspatial sim gallery --out DIR`): a picture of every object category and room type.
 
-One PNG per object category (three instances across the category's size range, each seen from a near
-and a far camera, on a neutral grey floor under one light rig), one per room type (two views across
+One PNG per object category (three instances across the category's size range: a near camera close on
+the middle one, a far camera on the row, on a neutral grey floor under one light rig), one per room type (two views across
 the room), a contact sheet of all of them, and ``categories.md``: which categories wear a procedural
 mesh (:mod:`bspatial.world.assets`) and which are still primitives. Everything is deterministic in
 ``seed`` (same seed, same PNG bytes) and every file is written atomically.
@@ -34,6 +34,8 @@ INSTANCES = 3                         # instances per category, smallest to larg
 LABEL_HEIGHT = 28                     # px of caption under each picture
 THUMB_WIDTH = 320                     # px width of one contact-sheet cell
 SHEET_COLUMNS = 8
+NEAR_DISTANCE = 2.0                   # near camera: this many times the middle instance's longest side away
+FAR_DISTANCE = 1.2                    # far camera: this many times the row's extent away (the whole row in view)
 BACKGROUND_RGBA = (0.62, 0.62, 0.6, 1.0)   # neutral grey floor
 LIGHT_RIG = (LightSpec(position=(-1.0, -1.5, 3.0), direction=(0.4, 0.5, -1.0), cast_shadow=True, diffuse=0.65),
              LightSpec(position=(1.5, 1.5, 3.0), direction=(-0.4, -0.4, -1.0), cast_shadow=False, diffuse=0.3))
@@ -99,10 +101,15 @@ def category_scene(category: str, seed: int = 0) -> SceneSpec:
         placed.append(dataclasses.replace(obj, pose=dataclasses.replace(obj.pose, position=(0.0, y, 0.0))))
     extent = max(spacing * INSTANCES, max(float(object_box(o).extents[2]) for o in objects))
     height = max(float(object_box(o).extents[2]) for o in objects)
-    target = (0.0, 0.0, height / 2)
-    cameras = tuple(CameraSpec(name, (-distance * extent, -0.25 * distance * extent, height / 2 + 0.8 * distance * extent),
-                               target, fovy_deg=40.0)
-                    for name, distance in (("near", 1.1), ("far", 2.2)))
+    # Near: a close look down at the middle instance (about 2x its longest side away, 48 degrees up, so a
+    # pen, a knife or a folded newspaper shows its top and its parts); far: the whole row.
+    middle = object_box(placed[INSTANCES // 2])
+    near_d = NEAR_DISTANCE * float(middle.longest)
+    look = np.array([-1.0, -0.25, 1.15]) / np.linalg.norm([-1.0, -0.25, 1.15])
+    near_target = tuple(float(v) for v in middle.center)
+    cameras = (CameraSpec("near", tuple(float(v) for v in np.asarray(near_target) + near_d * look), near_target, fovy_deg=40.0),
+               CameraSpec("far", (-FAR_DISTANCE * extent, -0.25 * FAR_DISTANCE * extent,
+                                  height / 2 + 0.8 * FAR_DISTANCE * extent), (0.0, 0.0, height / 2), fovy_deg=40.0))
     # The objects are re-dressed at their gallery poses, so each picture shows the look a scene would.
     return SceneSpec(name=f"gallery-{category}", objects=tuple(_redress(o, seed) for o in placed), cameras=cameras,
                      lights=LIGHT_RIG, robot=None, floor_size=(20.0, 20.0), floor_rgba=BACKGROUND_RGBA)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import bspatial.world.assets.geometry as g
+import bspatial.world.assets.prints as prints
 from bspatial.world.assets.geometry import Piece
 from bspatial.world.assets.palette import DARK, STEEL, WHITE, jitter, pick, shade
 
@@ -135,22 +136,41 @@ def backpack(rng, ext, rgb):
 
 
 def hamper(rng, ext, rgb):
+    """A laundry hamper: open-topped woven walls (a wicker print), a rim, and clothes heaped inside
+    showing over it (a closed box with bands read as a stack of towels)."""
     X, Y, Z = _xyz(ext)
     col = jitter(rgb, rng, 0.05)
-    pieces = [Piece(g.rounded_box((X * 0.96, Y * 0.96, 0.9 * Z), 0.05 * min(X, Y), center=(0, 0, 0.45 * Z)), col),
-              Piece(g.rounded_box((X, Y, 0.1 * Z), 0.03 * min(X, Y), center=(0, 0, 0.95 * Z)), shade(col, 0.8))]
-    for z in (0.25, 0.5, 0.75):   # weave bands
-        pieces.append(Piece(g.box((X * 0.97, Y * 0.97, 0.03 * Z), center=(0, 0, z * Z)), shade(col, 0.85)))
+    weave = prints.wicker(tuple(int(round(255 * c)) for c in rgb))
+    wall_h, t = 0.82 * Z, 0.04 * min(X, Y)
+    pieces = []
+    for size, centre in (((t, Y, wall_h), (-(X - t) / 2, 0, wall_h / 2)), ((t, Y, wall_h), ((X - t) / 2, 0, wall_h / 2)),
+                         ((X - 2 * t, t, wall_h), (0, -(Y - t) / 2, wall_h / 2)), ((X - 2 * t, t, wall_h), (0, (Y - t) / 2, wall_h / 2))):
+        mesh, uv = g.textured_box(size, center=centre)
+        pieces.append(Piece(mesh, (1.0, 1.0, 1.0), uv, weave))
+    pieces.append(Piece(g.box((X - 2 * t, Y - 2 * t, 0.05 * Z), center=(0, 0, 0.025 * Z)), shade(col, 0.7)))
+    rim = g.torus(0.5, 0.06, center=(0, 0, 0))
+    rim.vertices[:] = rim.vertices * (X / 1.12, Y / 1.12, 0.05 * Z / 0.12) + (0, 0, wall_h)
+    pieces.append(Piece(rim, shade(col, 0.75)))
+    for (cx, cy), cloth in zip(((-0.15, -0.1), (0.18, 0.12), (0.0, 0.2)), rng.permutation(4)[:3]):
+        colour = [(0.25, 0.35, 0.65), (0.85, 0.85, 0.82), (0.75, 0.25, 0.3), (0.3, 0.55, 0.35)][int(cloth)]
+        heap = g.ellipsoid((0.3 * X, 0.28 * Y, 0.16 * Z), center=(cx * X, cy * Y, 0.84 * Z))
+        pieces.append(Piece(heap, jitter(colour, rng, 0.04)))
     return pieces
 
 
 def recycling_bin(rng, ext, rgb):
+    """A recycling bin: a tapered body with a hinged lid and the recycling symbol printed on its front and side."""
     X, Y, Z = _xyz(ext)
     col = jitter(rgb, rng, 0.04)
     body = g.rounded_box((0.95 * X, 0.95 * Y, 0.9 * Z), 0.04 * min(X, Y), center=(0, 0, 0.45 * Z))
     lid = g.rounded_box((X, Y, 0.1 * Z), 0.03 * min(X, Y), center=(0, 0, 0.95 * Z))
-    symbol = g.box((0.01 * X, 0.35 * Y, 0.3 * Z), center=(-0.48 * X, 0, 0.5 * Z))
-    return [Piece(body, col), Piece(lid, shade(col, 0.8)), Piece(symbol, WHITE)]
+    sign = prints.recycling_symbol((30, 120, 60))
+    pieces = [Piece(body, col), Piece(lid, shade(col, 0.8))]
+    for size, centre in (((0.02 * X, 0.5 * Y, 0.42 * Z), (-0.48 * X, 0, 0.5 * Z)),
+                         ((0.5 * X, 0.02 * Y, 0.42 * Z), (0, -0.48 * Y, 0.5 * Z))):
+        mesh, uv = g.textured_box(size, center=centre)
+        pieces.append(Piece(mesh, (1.0, 1.0, 1.0), uv, sign))
+    return pieces
 
 
 def laptop(rng, ext, rgb):
@@ -174,15 +194,14 @@ def notebook(rng, ext, rgb):
 
 
 def newspaper(rng, ext, rgb):
-    """A folded newspaper: two stacked sheets with a rounded fold edge and grey text bands."""
+    """A folded newspaper: stacked sheets with a rounded fold edge, the front page printed on top
+    (masthead, headlines, a photo, columns of text)."""
     X, Y, Z = _xyz(ext)
-    sheets = g.box((X, 0.98 * Y, 0.9 * Z), center=(0, 0.01 * Y, 0.45 * Z))
+    sheets = g.box((X, 0.98 * Y, 0.85 * Z), center=(0, 0.01 * Y, 0.425 * Z))
     fold = g.cylinder(0.45 * Z, Y, center=(-0.49 * X, 0, 0.45 * Z), axis="y", sections=10)
     paper = jitter(rgb, rng, 0.02)
-    bands = [Piece(g.box((0.7 * X, 0.02 * Y, 0.2 * Z), center=(0.05 * X, y, 0.9 * Z)), (0.45, 0.45, 0.45))
-             for y in np.linspace(-0.35 * Y, 0.35 * Y, 6)]
-    headline = Piece(g.box((0.8 * X, 0.08 * Y, 0.2 * Z), center=(0, 0.44 * Y, 0.9 * Z)), (0.1, 0.1, 0.1))
-    return [Piece(sheets, paper), Piece(fold, paper), headline] + bands
+    page, uv = g.textured_box((0.97 * X, 0.97 * Y, 0.15 * Z), center=(0.01 * X, 0, 0.925 * Z))
+    return [Piece(sheets, paper), Piece(fold, paper), Piece(page, (1.0, 1.0, 1.0), uv, prints.front_page())]
 
 
 def pillow(rng, ext, rgb):
@@ -207,14 +226,17 @@ def pencil_case(rng, ext, rgb):
 
 
 def folder(rng, ext, rgb):
+    """A document folder lying flat: a back cover with an index tab standing out at one edge, sheets of
+    paper, and a front pocket over their lower half with a white label."""
     X, Y, Z = _xyz(ext)
     col = jitter(rgb, rng, 0.05)
-    back = g.box((X, Y, 0.3 * Z), center=(0, 0, 0.15 * Z))
-    front = g.box((0.96 * X, 0.9 * Y, 0.3 * Z), center=(0.02 * X, -0.05 * Y, 0.7 * Z))
-    paper = g.box((0.9 * X, 0.94 * Y, 0.3 * Z), center=(0, 0.02 * Y, 0.42 * Z))
-    tab = g.box((0.3 * X, 0.05 * Y, 0.3 * Z), center=(0.25 * X, 0.475 * Y, 0.15 * Z))
-    label = g.box((0.3 * X, 0.15 * Y, 0.1 * Z), center=(-0.2 * X, 0.1 * Y, 0.9 * Z))
-    return [Piece(back, col), Piece(front, shade(col, 1.08)), Piece(paper, WHITE), Piece(tab, col), Piece(label, WHITE)]
+    back = g.box((X, 0.9 * Y, 0.25 * Z), center=(0, -0.05 * Y, 0.125 * Z))
+    tab = g.box((0.3 * X, 0.1 * Y, 0.25 * Z), center=(0.2 * X, 0.45 * Y, 0.125 * Z))
+    paper = g.box((0.92 * X, 0.84 * Y, 0.35 * Z), center=(0, -0.04 * Y, 0.42 * Z))
+    pocket = g.box((0.98 * X, 0.5 * Y, 0.3 * Z), center=(0, -0.25 * Y, 0.75 * Z))
+    label = g.box((0.4 * X, 0.14 * Y, 0.1 * Z), center=(-0.1 * X, -0.27 * Y, 0.95 * Z))
+    return [Piece(back, col), Piece(tab, shade(col, 0.85)), Piece(paper, WHITE), Piece(pocket, shade(col, 1.12)),
+            Piece(label, WHITE)]
 
 
 def storage_box(rng, ext, rgb):

@@ -70,9 +70,16 @@ def mango(rng, ext, rgb):
     body = g.ellipsoid((L / 2, W / 2, H / 2), center=(0, 0, H / 2))
     v = body.vertices
     v[:, 1] += 0.15 * W * (v[:, 0] / (L / 2)) ** 2   # the kidney curve
-    blush = jitter((0.85, 0.35, 0.2), rng, 0.05)
-    return along_long_axis([Piece(body, jitter(rgb, rng, 0.04)),
-                            Piece(g.ellipsoid((0.2 * L, 0.3 * W, 0.2 * H), center=(-0.32 * L, 0, 0.62 * H), subdivisions=1), blush)], ext)
+    # A ripe mango's blend: golden body, a red-orange blush over one cheek, green round the stem end,
+    # and the stem itself (a yellow ovoid alone read as a rubber duck).
+    blush = g.ellipsoid((0.36 * L, 0.44 * W, 0.4 * H), center=(-0.12 * L, -0.1 * W, 0.58 * H))
+    blush.vertices[:, 1] += 0.15 * W * (blush.vertices[:, 0] / (L / 2)) ** 2
+    green = g.ellipsoid((0.2 * L, 0.36 * W, 0.36 * H), center=(0.32 * L, 0.05 * W, 0.55 * H))
+    green.vertices[:, 1] += 0.15 * W * (green.vertices[:, 0] / (L / 2)) ** 2
+    stem = g.cylinder(0.03 * min(W, H), 0.08 * H, center=(0.44 * L, 0.15 * W * 0.77, 0.62 * H), axis="x")
+    gold = jitter((0.95, 0.72, 0.15), rng, 0.04)
+    return along_long_axis([Piece(body, gold), Piece(blush, jitter((0.86, 0.3, 0.14), rng, 0.04)),
+                            Piece(green, jitter((0.45, 0.6, 0.15), rng, 0.04)), Piece(stem, (0.35, 0.25, 0.12))], ext)
 
 
 def teddy_bear(rng, ext, rgb):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import bspatial.world.assets.geometry as g
+import bspatial.world.assets.prints as prints
 from bspatial.world.assets.geometry import Piece
 from bspatial.world.assets.palette import DARK, LEAF, STEEL, WHITE, jitter, pick, shade
 
@@ -43,9 +44,43 @@ def plate(rng, ext, rgb, accent):
     well = rng.uniform(0.55, 0.7)
     body = g.revolve(_scaled([(0, 0), (well * 0.9, 0), (well, 0.35), (0.97, 0.85), (0.97, 0.9), (0.9, 0.9),
                               (well, 0.6), (0, 0.6)], R, H))
-    band = g.torus(0.95 * R, 0.05 * R, center=(0, 0, 0.93 * H))   # a ring on the rim, flattened to the rim's height
-    band.vertices[:, 2] = 0.93 * H + (band.vertices[:, 2] - 0.93 * H) * (0.07 * H / (0.05 * R))
-    return [Piece(body, jitter(accent, rng, 0.02)), Piece(band, jitter(rgb, rng, 0.02))]
+    band = g.torus(0.95 * R, 0.035 * R, center=(0, 0, 0.93 * H))   # a ring on the rim, flattened to the rim's height
+    band.vertices[:, 2] = 0.93 * H + (band.vertices[:, 2] - 0.93 * H) * (0.07 * H / (0.035 * R))
+    # The well's edge in a darker glaze: the step from rim to well is what tells a plate from a flat disc.
+    edge = g.torus(well * R, 0.03 * R, center=(0, 0, 0.62 * H))
+    edge.vertices[:, 2] = 0.62 * H + (edge.vertices[:, 2] - 0.62 * H) * (0.05 * H / (0.03 * R))
+    glaze = jitter(accent, rng, 0.02)
+    return [Piece(body, glaze), Piece(edge, shade(glaze, 0.82)), Piece(band, jitter(rgb, rng, 0.02))]
+
+
+def saucer(rng, ext, rgb, accent):
+    """A saucer: a small, deeper dish whose middle holds a raised ring the cup stands in, and a thin
+    coloured line round the rim."""
+    R, H = _rh(ext)
+    body = g.revolve(_scaled([(0, 0), (0.45, 0), (0.5, 0.3), (0.97, 0.8), (0.97, 0.86), (0.9, 0.86), (0.5, 0.5),
+                              (0.42, 0.45), (0, 0.45)], R, H))
+    ring = g.torus(0.3 * R, 0.05 * R, center=(0, 0, 0.5 * H))
+    ring.vertices[:, 2] = 0.5 * H + (ring.vertices[:, 2] - 0.5 * H) * (0.12 * H / (0.05 * R))
+    line = g.torus(0.95 * R, 0.03 * R, center=(0, 0, 0.9 * H))
+    line.vertices[:, 2] = 0.9 * H + (line.vertices[:, 2] - 0.9 * H) * (0.1 * H / (0.03 * R))
+    glaze = jitter(accent, rng, 0.02)
+    return [Piece(body, glaze), Piece(ring, shade(glaze, 0.75)), Piece(line, jitter(rgb, rng, 0.02))]
+
+
+def platter(rng, ext, rgb, accent):
+    """A serving platter: a broad flat rim with two coloured lines round a shallow well (its footprint is
+    its builder's: round boxes give a round platter)."""
+    R, H = _rh(ext)
+    body = g.revolve(_scaled([(0, 0), (0.6, 0), (0.66, 0.4), (0.72, 0.62), (0.98, 0.82), (0.98, 0.9), (0.72, 0.72),
+                              (0.66, 0.5), (0, 0.5)], R, H))
+    # An all-white builder (one colour for rim and well) still gets its lines in a glaze colour.
+    ink = rgb if max(abs(a - b) for a, b in zip(rgb, accent)) > 0.15 else pick([(40, 70, 150), (150, 40, 40), (40, 110, 70)], rng)
+    lines = []
+    for radius in (0.93, 0.76):
+        line = g.torus(radius * R, 0.025 * R, center=(0, 0, 0.85 * H))
+        line.vertices[:, 2] = 0.85 * H + (line.vertices[:, 2] - 0.85 * H) * (0.08 * H / (0.025 * R))
+        lines.append(Piece(line, jitter(ink, rng, 0.02)))
+    return [Piece(body, jitter(accent, rng, 0.02))] + lines
 
 
 def cup(rng, ext, rgb, *, handle: bool):
@@ -68,13 +103,31 @@ def wineglass(rng, ext, rgb):
     return [Piece(body, jitter(rgb, rng, 0.02))]
 
 
-def bottle(rng, ext, rgb, *, shoulder=(0.55, 0.7), neck=(0.22, 0.35), cap_rgb=None):
-    """A bottle: body, shoulder, neck and a cap in its own colour."""
+def bottle(rng, ext, rgb, *, shoulder=(0.55, 0.7), neck=(0.22, 0.35), cap_rgb=None, label=None):
+    """A bottle: body, shoulder, neck and a cap in its own colour; ``label`` (a texture) wraps the body's
+    middle, printed with what the bottle holds."""
     R, H = _rh(ext)
     s, n = rng.uniform(*shoulder), rng.uniform(*neck)
     body = g.revolve(_scaled([(0, 0), (0.95, 0), (1.0, 0.03), (1.0, s), (n, s + 0.17), (n, 0.9), (0, 0.9)], R, H))
     cap = g.cylinder(n * R * 1.1, 0.1 * H, center=(0, 0, 0.95 * H))
-    return [Piece(body, jitter(rgb, rng, 0.04)), Piece(cap, cap_rgb or pick([(30, 30, 30), (200, 30, 30), (230, 230, 230)], rng))]
+    pieces = [Piece(body, jitter(rgb, rng, 0.04)), Piece(cap, cap_rgb or pick([(30, 30, 30), (200, 30, 30), (230, 230, 230)], rng))]
+    if label is not None:
+        band, uv = g.textured_cylinder(1.01 * R, 0.32 * s * H, center=(0, 0, 0.52 * s * H))
+        pieces.append(Piece(band, (1.0, 1.0, 1.0), uv, label))
+    return pieces
+
+
+def olive_oil_bottle(rng, ext, rgb):
+    """Olive oil: a tall dark-green glass bottle, long slim neck, gold cap, a cream label saying so."""
+    glass = jitter((0.2, 0.32, 0.08), rng, 0.03)
+    return bottle(rng, ext, glass, shoulder=(0.5, 0.58), neck=(0.2, 0.24), cap_rgb=(0.78, 0.62, 0.2),
+                  label=prints.wrap_label("OLIVE OIL", (240, 226, 160), (45, 75, 20), (110, 130, 35)))
+
+
+def vinegar_bottle(rng, ext, rgb):
+    """Vinegar: a clear-amber bottle with round shoulders, a white cap and a white label saying so."""
+    return bottle(rng, ext, jitter((0.72, 0.45, 0.2), rng, 0.03), shoulder=(0.62, 0.7), neck=(0.28, 0.34),
+                  cap_rgb=(0.93, 0.93, 0.9), label=prints.wrap_label("VINEGAR", (248, 246, 238), (150, 30, 30), (150, 30, 30)))
 
 
 def wine_bottle(rng, ext, rgb):
@@ -84,7 +137,8 @@ def wine_bottle(rng, ext, rgb):
 def jug_bottle(rng, ext, rgb):
     """Detergent: a wide bottle with a side grip and a big cap."""
     R, H = _rh(ext)
-    pieces = bottle(rng, ext, rgb, shoulder=(0.7, 0.78), neck=(0.35, 0.42))
+    pieces = bottle(rng, ext, rgb, shoulder=(0.7, 0.78), neck=(0.35, 0.42),
+                    label=prints.wrap_label("DETERGENT", (250, 250, 250), (20, 60, 160), (230, 120, 20)))
     pieces.append(Piece(g.torus(0.22 * H, 0.05 * H, center=(-0.75 * R, 0, 0.62 * H), axis="y"), jitter(rgb, rng)))
     return pieces
 
@@ -310,15 +364,15 @@ def can(rng, ext, rgb):
     return [Piece(body, jitter(rgb, rng, 0.02))]
 
 
-ACCENTED_MODELS = {"plate": plate, "saucer": plate, "platter": plate}
+ACCENTED_MODELS = {"plate": plate, "saucer": saucer, "platter": platter}
 """Models that also take the builder's second colour (``model(rng, extents, rgb, accent)``)."""
 
 MODELS = {
     "bowl": bowl, "mixing_bowl": bowl,
     "mug": lambda rng, ext, rgb: cup(rng, ext, rgb, handle=True),
     "water_glass": lambda rng, ext, rgb: cup(rng, ext, rgb, handle=False),
-    "wineglass": wineglass, "wine_bottle": wine_bottle, "water_bottle": bottle, "olive_oil_bottle": bottle,
-    "vinegar_bottle": bottle, "detergent_bottle": jug_bottle, "liquid_soap_bottle": pump_bottle,
+    "wineglass": wineglass, "wine_bottle": wine_bottle, "water_bottle": bottle, "olive_oil_bottle": olive_oil_bottle,
+    "vinegar_bottle": vinegar_bottle, "detergent_bottle": jug_bottle, "liquid_soap_bottle": pump_bottle,
     "disinfectant_bottle": spray_bottle, "vase": vase,
     "stockpot": lambda rng, ext, rgb: pot(rng, ext, rgb, lid=True, side_handles=True),
     "casserole": lambda rng, ext, rgb: pot(rng, ext, rgb, lid=True, side_handles=True),

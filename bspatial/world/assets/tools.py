@@ -13,7 +13,7 @@ import trimesh
 
 import bspatial.world.assets.geometry as g
 from bspatial.world.assets.geometry import Piece
-from bspatial.world.assets.palette import DARK, STEEL, WOOD, jitter, pick
+from bspatial.world.assets.palette import DARK, STEEL, WOOD, jitter, pick, shade
 
 
 def along_long_axis(pieces: list[Piece], ext) -> list[Piece]:
@@ -42,10 +42,16 @@ def knife(rng, ext, rgb, *, carving: bool):
     L, W, H = _lw(ext)
     split = rng.uniform(0.55, 0.65) if carving else rng.uniform(0.58, 0.68)
     x0, x1 = -L / 2 + (1 - split) * L, L / 2   # the blade runs from the bolster to the tip
+    # A table knife's blade is as thick as its box allows (a 2 mm sliver vanishes at the gallery's
+    # distance), its handle a darker, rounder grip, so blade and handle read apart.
+    thick = 0.25 * H if carving else 0.55 * H
     blade = g.extrude([(x0, -0.45 * W), (x1 - 0.25 * (x1 - x0), -0.45 * W), (x1, 0.25 * W), (x1 - 0.05 * (x1 - x0), 0.4 * W),
-                       (x0, 0.4 * W)], 0.25 * H, z0=0.1 * H)
+                       (x0, 0.4 * W)], thick, z0=0.1 * H)
     handle = g.rounded_box((x0 + L / 2, 0.75 * W, H), 0.3 * min(W, H), center=((x0 - L / 2) / 2, 0, H / 2))
-    pieces = [Piece(blade, STEEL), Piece(handle, _handle_colour(rng) if carving else jitter(STEEL, rng, 0.02))]
+    grip = _handle_colour(rng) if carving else pick([(40, 40, 42), (90, 60, 40), (235, 235, 228)], rng)
+    pieces = [Piece(blade, shade(STEEL, 1.1)), Piece(handle, grip)]
+    if not carving:   # a steel bolster between grip and blade
+        pieces.append(Piece(g.box((0.03 * L, 0.8 * W, 0.8 * H), center=(x0, 0, 0.45 * H)), STEEL))
     return along_long_axis(pieces, ext)
 
 
