@@ -160,7 +160,9 @@ def spray_bottle(rng, ext, rgb):
     head = g.box((1.6 * R, 0.45 * R, 0.16 * H), center=(0.25 * R, 0, 0.8 * H))
     trigger = g.box((0.2 * R, 0.3 * R, 0.14 * H), center=(0.55 * R, 0, 0.68 * H))
     col = pick([(240, 240, 240), (40, 120, 200), (30, 30, 30)], rng)
-    return [Piece(body, jitter(rgb, rng)), Piece(head, col), Piece(trigger, col)]
+    band, uv = g.textured_cylinder(1.01 * R, 0.22 * H, center=(0, 0, 0.3 * H))
+    label = prints.wrap_label("DISINFECT", (250, 250, 250), (20, 110, 60), (20, 110, 60))
+    return [Piece(body, jitter(rgb, rng)), Piece(head, col), Piece(trigger, col), Piece(band, (1.0, 1.0, 1.0), uv, label)]
 
 
 def vase(rng, ext, rgb):
