@@ -47,8 +47,8 @@ def plate(rng, ext, rgb, accent):
     band = g.torus(0.95 * R, 0.035 * R, center=(0, 0, 0.93 * H))   # a ring on the rim, flattened to the rim's height
     band.vertices[:, 2] = 0.93 * H + (band.vertices[:, 2] - 0.93 * H) * (0.07 * H / (0.035 * R))
     # The well's edge in a darker glaze: the step from rim to well is what tells a plate from a flat disc.
-    edge = g.torus(well * R, 0.03 * R, center=(0, 0, 0.62 * H))
-    edge.vertices[:, 2] = 0.62 * H + (edge.vertices[:, 2] - 0.62 * H) * (0.05 * H / (0.03 * R))
+    edge = g.torus((well + 0.03) * R, 0.03 * R, center=(0, 0, 0.68 * H))
+    edge.vertices[:, 2] = 0.68 * H + (edge.vertices[:, 2] - 0.68 * H) * (0.06 * H / (0.03 * R))
     glaze = jitter(accent, rng, 0.02)
     return [Piece(body, glaze), Piece(edge, shade(glaze, 0.82)), Piece(band, jitter(rgb, rng, 0.02))]
 
