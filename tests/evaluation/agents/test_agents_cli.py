@@ -39,8 +39,10 @@ def kill_when(command: list[str], condition) -> None:
 
 def test_killed_development_resumes_without_losing_or_repeating(tmp_path):
     out = tmp_path / "dev"
-    with CannedChatServer([fenced(reference_program("reach_plate"))]) as server:
-        command = bspatial("develop", "--writer", server.spec, "--task", "reach_plate", "--n-development", "3",
+    # reach_dice: its reference program reaches every development and held-out episode with the oracle pointer
+    # (32 of 32 held out), so the history below is the program's, not a scene's luck.
+    with CannedChatServer([fenced(reference_program("reach_dice"))]) as server:
+        command = bspatial("develop", "--writer", server.spec, "--task", "reach_dice", "--n-development", "3",
                            "--screen-wall-s", "10", "--out", str(out))
         # Killed once step 1's reply is logged: its screening and episode are under way.
         kill_when(command, lambda: (out / "exchanges" / "step-01-attempt-0.json").exists())

@@ -29,22 +29,22 @@ def _steps(out):
 def test_development_episodes_are_training_entries_disjoint_from_held_out():
     from bspatial.construction.splits import seed_split
 
-    roles = [training_episode("reach_plate", i, 0) for i in range(DEVELOPMENT_START + 10)]
-    held_out = {e.seed for e in plan_episodes("held_out", ["reach_plate"])}
+    roles = [training_episode("reach_dice", i, 0) for i in range(DEVELOPMENT_START + 10)]
+    held_out = {e.seed for e in plan_episodes("held_out", ["reach_dice"])}
     assert len({e.seed for e in roles}) == len(roles) and not held_out & {e.seed for e in roles}
     assert {seed_split(e.seed) for e in roles} == {"training"}
 
 
 def test_a_rejected_attempt_is_rewritten_and_the_passing_version_freezes(tmp_path):
-    good = reference_program("reach_plate")
+    good = reference_program("reach_dice")
     with CannedChatServer([fenced(RAISES), fenced(good), "Plan: same.\n" + fenced(good)]) as server:
-        summary = develop(server.spec, "reach_plate", tmp_path, n_development=2, **FAST)
+        summary = develop(server.spec, "reach_dice", tmp_path, n_development=2, **FAST)
     step0, step1 = _steps(tmp_path)
     assert [a["passed"] for a in step0["attempts"]] == [False, True]
     assert step0["attempts"][0]["reason"].startswith("error: ZeroDivisionError")
     assert step0["program"] == good and step0["record"]["outcome"] == "correct"
     assert step0["record"]["trace"]["split"] == "development"
-    assert step0["episode"]["seed"] == training_episode("reach_plate", DEVELOPMENT_START, 0).seed
+    assert step0["episode"]["seed"] == training_episode("reach_dice", DEVELOPMENT_START, 0).seed
     assert [a["passed"] for a in step1["attempts"]] == [True]
     # three requests: step 0 twice (the retry names the rejection), step 1 once with step 0's feedback
     assert len(server.bodies) == 3
@@ -68,13 +68,13 @@ def test_a_rejected_attempt_is_rewritten_and_the_passing_version_freezes(tmp_pat
     assert summary.validation_outcome == "correct" and frozen["step"] == 1
     assert (tmp_path / "frozen_program.py").read_text() == good
     validation = json.loads((tmp_path / "validation.json").read_text())
-    assert validation["episode"]["seed"] == training_episode("reach_plate", VALIDATION_INDEX, 0).seed
+    assert validation["episode"]["seed"] == training_episode("reach_dice", VALIDATION_INDEX, 0).seed
 
 
 def test_a_failed_validation_freezes_the_latest_strict_success(tmp_path):
-    good = reference_program("reach_plate")
+    good = reference_program("reach_dice")
     with CannedChatServer([fenced(good), fenced(BACKS_OFF)]) as server:
-        summary = develop(server.spec, "reach_plate", tmp_path, n_development=2, **FAST)
+        summary = develop(server.spec, "reach_dice", tmp_path, n_development=2, **FAST)
     step0, step1 = _steps(tmp_path)
     assert step0["record"]["outcome"] == "correct" and step1["record"]["outcome"] == "none"
     assert summary.validation_outcome == "none" and summary.frozen_step == 0
@@ -84,7 +84,7 @@ def test_a_failed_validation_freezes_the_latest_strict_success(tmp_path):
 
 def test_failing_screening_runs_at_the_first_step_then_skips(tmp_path):
     with CannedChatServer([fenced(NO_MOTION)]) as server:
-        summary = develop(server.spec, "reach_plate", tmp_path, n_development=2, attempts=2, max_steps=20, **FAST)
+        summary = develop(server.spec, "reach_dice", tmp_path, n_development=2, attempts=2, max_steps=20, **FAST)
     step0, step1 = _steps(tmp_path)
     assert [a["reason"] for a in step0["attempts"]] == ["the program never commands a motion"] * 2
     assert step0["ran"].endswith("at the first step the program still runs") and step0["record"] is not None
@@ -96,14 +96,16 @@ def test_failing_screening_runs_at_the_first_step_then_skips(tmp_path):
 
 def test_the_previous_passing_version_runs_when_every_attempt_fails(tmp_path):
     with CannedChatServer([fenced(BACKS_OFF), fenced(RAISES)]) as server:
-        develop(server.spec, "reach_plate", tmp_path, n_development=2, attempts=2, max_steps=20, **FAST)
+        develop(server.spec, "reach_dice", tmp_path, n_development=2, attempts=2, max_steps=20, **FAST)
     step0, step1 = _steps(tmp_path)
     assert step1["program"] == BACKS_OFF and "the previous version ran" in step1["ran"]
     assert not step1["screened"] and step1["record"] is not None
 
 
-def test_scripted_writer_develops_and_its_frozen_program_reaches_held_out_plates(tmp_path):
-    summary = develop("scripted", "reach_plate", tmp_path, n_development=2)
+def test_scripted_writer_develops_and_its_frozen_program_reaches_held_out_dice(tmp_path):
+    # reach_dice: the reference program's strict rate with the oracle pointer is 32 of 32 held out (README); on
+    # reach_plate (84%) the validation episode is one a plate program may miss by touching a neighbour.
+    summary = develop("scripted", "reach_dice", tmp_path, n_development=2)
     assert summary.validation_outcome == "correct" and summary.steps_run == 2
     result = evaluate_frozen(tmp_path, n_episodes=2)
     records = load_results(result.out)
@@ -114,7 +116,7 @@ def test_scripted_writer_develops_and_its_frozen_program_reaches_held_out_plates
     again = evaluate_frozen(tmp_path, n_episodes=2)
     assert again.ran == 0 and again.skipped_existing == 2
     with pytest.raises(ValueError, match="other settings"):
-        develop("scripted", "reach_plate", tmp_path, n_development=3)
+        develop("scripted", "reach_dice", tmp_path, n_development=3)
 
 
 def test_placement_feedback_says_where_the_object_ended():
