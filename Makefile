@@ -10,7 +10,7 @@ demo: $(STAMP) ffmpeg
 	$(VENV)/bin/bspatial demo
 
 test: $(STAMP) ffmpeg browser
-	$(VPY) -m pytest -q
+	$(VPY) -m pytest -q --durations=25
 
 venv: $(STAMP)
 
