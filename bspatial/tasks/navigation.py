@@ -43,7 +43,7 @@ import numpy as np
 
 from bspatial.sim.backend import SimBackend
 from bspatial.catalog.tasks import TASKS, TaskSpec
-from bspatial.world.floorplans import FloorPlan, get_floorplan
+from bspatial.world.floorplans import FloorPlan, connected_to, get_floorplan
 from bspatial.world.spec import RobotSpawn
 from bspatial.tasks.base import Layout, LayoutRejected, Task, TaskInstance
 from bspatial.tasks.budgets import step_budget
@@ -209,17 +209,7 @@ def _reachable_from_goal(task: str) -> np.ndarray:
         grid = get_floorplan(d.plan).occupancy()
         xs, ys = grid.centers()
         free = ~grid.blocked
-        reach = (goal_distance(task, xs, ys) <= 0) & free
-        while True:
-            grown = reach.copy()
-            grown[1:] |= reach[:-1]
-            grown[:-1] |= reach[1:]
-            grown[:, 1:] |= reach[:, :-1]
-            grown[:, :-1] |= reach[:, 1:]
-            grown &= free
-            if (grown == reach).all():
-                break
-            reach = grown
+        reach = connected_to(free, goal_distance(task, xs, ys) <= 0)
         cache[task] = reach
     return cache[task]
 

@@ -176,6 +176,21 @@ class OccupancyGrid:
         return np.meshgrid(xs, ys, indexing="ij")
 
 
+def connected_to(free: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """Free cells 4-connected to a free seed cell (the robot's base moves between neighbouring grid cells).
+
+    Example:
+        >>> free = np.array([[1, 1, 0, 1]], bool)
+        >>> connected_to(free, np.array([[1, 0, 0, 0]], bool)).astype(int).tolist()
+        [[1, 1, 0, 0]]
+    """
+    from scipy import ndimage
+
+    labels, _ = ndimage.label(free)          # the default 2D structure is the 4-neighbourhood cross
+    hit = np.unique(labels[seeds & free])
+    return np.isin(labels, hit[hit > 0])
+
+
 def part_footprints(scene: SceneSpec, *, max_z: float = OBSTACLE_MAX_Z_M) -> list[tuple[float, float, float, float]]:
     """World xy AABBs ``(x0, x1, y0, y1)`` of every colliding part whose bottom is below ``max_z``."""
     boxes = []

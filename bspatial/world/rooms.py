@@ -34,7 +34,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from bspatial.world import fixtures as fx
-from bspatial.world.floorplans import ROBOT_RADIUS_M, RoomRegion, bathtub, car, garage_door, oven, part_footprints, pedestal_sink, shelf, toilet, toy_box
+from bspatial.world.floorplans import (ROBOT_RADIUS_M, RoomRegion, bathtub, car, connected_to, garage_door, oven, part_footprints,
+                                      pedestal_sink, shelf, toilet, toy_box)
 from bspatial.world.furniture import WALL_HEIGHT, WALL_THICKNESS, bookcase, coffee_table, countertop, sofa
 from bspatial.world.objects import closed_fridge
 from bspatial.world.spec import LightSpec, ObjectSpec, Part, Pose, SceneSpec, Texture
@@ -362,20 +363,10 @@ class Layout:
             if not free[i, j]:
                 return False
             cells.append((i, j))
-        reach = np.zeros_like(free)
-        reach[cells[0]] = True
-        while True:
-            grown = reach.copy()
-            grown[1:] |= reach[:-1]
-            grown[:-1] |= reach[1:]
-            grown[:, 1:] |= reach[:, :-1]
-            grown[:, :-1] |= reach[:, 1:]
-            grown &= free
-            if all(grown[c] for c in cells):
-                return True
-            if np.array_equal(grown, reach):
-                return False
-            reach = grown
+        start = np.zeros_like(free)
+        start[cells[0]] = True
+        reach = connected_to(free, start)
+        return all(reach[c] for c in cells)
 
     def place(self, piece: Piece, rng: np.random.Generator) -> tuple[ObjectSpec, ...] | None:
         """The piece's objects placed in the room, or None when no seeded draw fits."""
