@@ -1,14 +1,15 @@
 """The asset gallery (`bspatial sim gallery --out DIR`): a picture of every object category and room type.
 
 One PNG per object category (three instances across the category's size range: a near camera close on
-the middle one, a far camera on the row, on a neutral grey floor under one light rig), one per room type (two views across
-the room), a contact sheet of all of them, and ``categories.md``: which categories wear a procedural
+the middle one, a far camera on the row, on a neutral grey floor under one light rig), one per room type (a room furnished
+by type, from the two head-height viewpoints that best show its defining furniture), a contact sheet of all of them, and ``categories.md``: which categories wear a procedural
 mesh (:mod:`bspatial.world.assets`) and which are still primitives. Everything is deterministic in
 ``seed`` (same seed, same PNG bytes) and every file is written atomically.
 
-Room types come from :func:`room_types`, which builds them from the activity apartments today; point
-its ``source`` at another ``() -> {room type: (scene, bounds)}`` function (the furnished rooms of
-``bspatial.world.rooms``) to picture those instead.
+Room types come from :func:`room_types`: by default one room per type furnished by
+:func:`bspatial.world.rooms.furnish` and nothing else (:func:`furnished_room`), because an activity's room is
+taken by the activity's work surface, storage and objects and no longer reads as its type. Point its
+``source`` at another ``() -> {room type: (scene, bounds)}`` function to picture other rooms.
 """
 
 from __future__ import annotations
@@ -124,53 +125,154 @@ def _redress(obj: ObjectSpec, seed: int) -> ObjectSpec:
 # ----------------------------------------------------------------------------- the rooms
 
 
-def activity_rooms() -> dict[str, Callable[[], tuple[SceneSpec, tuple[float, float, float, float]]]]:
-    """Room type -> a function building (scene, room bounds) from the activity apartments: for each type
-    the first pinned activity that takes place there (its room has the work surface, storage and
-    objects), else the first apartment with a room of that type. Built only when called (an apartment
-    takes seconds)."""
-    from bspatial.construction.activities import GENERAL_ACTIVITIES, HOME_ROOMS, activity_scene, load_activity
+ROOM_SIZES_M = {"bathroom": (3.6, 3.2), "garage": (7.0, 5.2), "dining_room": (4.6, 4.2)}
+"""Inner (x, y) extents of a pictured room; other types are :data:`DEFAULT_ROOM_SIZE_M`. Household sizes that
+hold the type's furniture with a walk around it (the garage: a car beside a workbench)."""
+DEFAULT_ROOM_SIZE_M = (4.8, 4.0)
+ROOM_SEED = 0
+"""The furnishing seed of every room picture (the rooms do not change with the category seed)."""
+HEAD_HEIGHT_M = 1.6
+"""Room cameras stand at a person's eye height."""
+LOOK_DOWN_DEG = 20.0
+"""...and look towards the room's middle, this much below the horizontal: the floor in front and the far
+walls' furniture both in view."""
+CAMERA_RINGS_M = (0.35, 1.0)
+"""Candidate viewpoints stand on rings this far in from the inner wall faces (a person in a doorway or a
+corner, or a step into the room)."""
+CAMERA_STEP_M = 0.6
+CAMERA_CLEARANCE_M = 0.6
+"""...and this far from any furniture footprint, so no piece fills the view from up close."""
+ROOM_FOVY_DEG = 75.0
+DEFINING_MIN_PIXELS = 600
+"""A defining piece counts as seen when at least 600 of a view's 320 x 320 pixels show it (about 25 x 25 px:
+a nightstand across a bedroom)."""
+VIEWS_APART_M = 1.5
+"""The two views stand at least this far apart, so they show the room from two sides."""
 
-    def build(room_type: str):
-        home = next((a for a in GENERAL_ACTIVITIES if load_activity(a).room == room_type), None)
-        if home is not None:
-            ascene = activity_scene(home, 0)
-            return ascene.scene, ascene.rooms[ascene.activity_room].bounds
-        for activity in GENERAL_ACTIVITIES:
-            ascene = activity_scene(activity, 0)
-            room = next((r for r in ascene.rooms if r.kind == room_type), None)
-            if room is not None:
-                return ascene.scene, room.bounds
-        raise ValueError(f"room_type {room_type!r} appears in no apartment of the pinned activities")
 
-    return {room_type: (lambda r=room_type: build(r)) for room_type in HOME_ROOMS}
+def furnished_room(kind: str, seed: int = ROOM_SEED) -> tuple[SceneSpec, tuple[float, float, float, float]]:
+    """One room of ``kind`` on its own, furnished by type (:func:`bspatial.world.rooms.furnish`): its walls and
+    floor in the type's first finishes, its ceiling light and the sun; no activity objects, no robot.
+
+    Every side is an outer wall (the garage door may take any), and there is no doorway, so the whole
+    room is free for the furniture that defines the type.
+    """
+    from bspatial.world.apartments import room_walls
+    from bspatial.world.floorplans import RoomRegion
+    from bspatial.world.rooms import furnish, room_floor, room_lights, room_materials, room_type
+
+    room_type(kind)   # unknown kinds raise naming the known ones
+    dx, dy = ROOM_SIZES_M.get(kind, DEFAULT_ROOM_SIZE_M)
+    room = RoomRegion(kind, kind, (0.0, dx, 0.0, dy))
+    sides = ("x0", "x1", "y0", "y1")
+    floor_m, wall_m = room_materials(kind, 0, 0)
+    furniture = furnish(room, np.random.default_rng(derive_seed("gallery-room", kind, seed)), exterior=sides)
+    objects = (room_walls(room, wall_m, (), sides), room_floor(room, floor_m), *furniture)
+    return SceneSpec(name=f"gallery-room-{kind}", objects=objects, lights=room_lights([room]), robot=None), room.bounds
 
 
-def room_types(source: RoomSource = activity_rooms) -> dict[str, Callable[[], tuple[SceneSpec, tuple[float, float, float, float]]]]:
-    """The room types to picture, each with its (lazy) scene builder: ``source()`` (the activity
-    apartments unless told otherwise)."""
+def furnished_rooms() -> dict[str, Callable[[], tuple[SceneSpec, tuple[float, float, float, float]]]]:
+    """Room type -> a function building its :func:`furnished_room` (built only when called)."""
+    from bspatial.world.rooms import ROOM_TYPES
+
+    return {kind: (lambda k=kind: furnished_room(k)) for kind in ROOM_TYPES}
+
+
+def room_types(source: RoomSource = furnished_rooms) -> dict[str, Callable[[], tuple[SceneSpec, tuple[float, float, float, float]]]]:
+    """The room types to picture, each with its (lazy) scene builder: ``source()`` (rooms furnished by type
+    unless told otherwise)."""
     return source()
 
 
-def room_scene(scene: SceneSpec, bounds) -> SceneSpec:
-    """``scene`` without its robot, with two cameras standing in the room's far corners looking across it."""
+def candidate_cameras(scene: SceneSpec, bounds, kind: str) -> list[CameraSpec]:
+    """Head-height viewpoints on two rings along the walls (:data:`CAMERA_RINGS_M` in from the inner wall
+    faces, every :data:`CAMERA_STEP_M`: corners and doorway-like wall middles), each looking towards the middle
+    of ``kind``'s defining furniture (the room's middle when it has none); those within
+    :data:`CAMERA_CLEARANCE_M` of furniture are left out."""
+    from bspatial.world.rooms import footprint, room_type
+
     x0, x1, y0, y1 = bounds
-    cy = (y0 + y1) / 2
-    cameras = (CameraSpec("near", (x1 - 0.25, cy, 1.7), (x0, cy, 0.6), fovy_deg=70.0),
-               CameraSpec("far", (x1 - 0.25, y0 + 0.25, 1.9), (x0 + 0.3, y1 - 0.3, 0.4), fovy_deg=70.0))
-    return dataclasses.replace(scene, cameras=cameras, robot=None)
+    furniture = [o for o in scene.objects if o.category not in ("walls", "floors")]
+    boxes = footprint(furniture)
+    defining = {c for group in room_type(kind).defining for c in group}
+    # One centre per defining object (not per part: a dining set's eight chairs weigh as eight pieces).
+    key = [np.array(footprint([o])) for o in furniture if o.category in defining]
+    centre = (np.array([(x0 + x1) / 2, (y0 + y1) / 2]) if not key else
+              np.mean([((b[:, 0].min() + b[:, 1].max()) / 2, (b[:, 2].min() + b[:, 3].max()) / 2) for b in key], axis=0))
+    clear = CAMERA_CLEARANCE_M
+    out = []
+    for inset in CAMERA_RINGS_M:
+        for x, y in _ring(x0 + inset, x1 - inset, y0 + inset, y1 - inset):
+            if any(b[0] - clear < x < b[1] + clear and b[2] - clear < y < b[3] + clear for b in boxes):
+                continue
+            reach = max(float(np.linalg.norm(centre - (x, y))), 1.0)
+            target = (float(centre[0]), float(centre[1]), HEAD_HEIGHT_M - reach * math.tan(math.radians(LOOK_DOWN_DEG)))
+            out.append(CameraSpec(f"view_{len(out)}", (x, y, HEAD_HEIGHT_M), target, fovy_deg=ROOM_FOVY_DEG))
+    return out
+
+
+def _ring(x0: float, x1: float, y0: float, y1: float) -> list[tuple[float, float]]:
+    """Points every :data:`CAMERA_STEP_M` (or closer, evenly) around a rectangle, corners included."""
+    points = []
+    for (ax, ay), (bx, by) in (((x0, y0), (x1, y0)), ((x1, y0), (x1, y1)), ((x1, y1), (x0, y1)), ((x0, y1), (x0, y0))):
+        n = max(1, math.ceil(math.hypot(bx - ax, by - ay) / CAMERA_STEP_M))
+        points += [(ax + (bx - ax) * k / n, ay + (by - ay) * k / n) for k in range(n)]
+    return points
+
+
+def defining_pixels(frame, scene: SceneSpec, kind: str) -> dict[tuple[str, ...], int]:
+    """Pixels of ``frame`` (a rendered CameraFrame) showing each defining furniture group of ``kind``."""
+    from bspatial.world.rooms import room_type
+
+    category = {o.name: o.category for o in scene.objects}
+    ids, counts = np.unique(frame.segmentation, return_counts=True)
+    per_category: dict[str, int] = {}
+    for i, n in zip(ids.tolist(), counts.tolist()):
+        c = category.get(frame.id_to_name.get(i, ""), "")
+        per_category[c] = per_category.get(c, 0) + n
+    return {group: sum(per_category.get(c, 0) for c in group) for group in room_type(kind).defining}
+
+
+def room_scene(scene: SceneSpec, bounds, kind: str) -> SceneSpec:
+    """``scene`` without its robot, with the two views of :func:`candidate_cameras` that best show ``kind``'s
+    defining furniture: first the one seeing most defining groups (at least :data:`DEFINING_MIN_PIXELS` each;
+    ties to the larger smallest group), then the best one standing :data:`VIEWS_APART_M` away from it."""
+    from bspatial.sim.mujoco_backend import MujocoBackend
+
+    candidates = candidate_cameras(scene, bounds, kind)
+    if len(candidates) < 2:
+        raise ValueError(f"room {kind!r} (bounds {bounds}): only {len(candidates)} candidate viewpoints are clear of "
+                         f"its furniture, need 2")
+    probe = dataclasses.replace(scene, cameras=tuple(candidates), robot=None)
+    with MujocoBackend(camera_size=VIEW_SIZE, max_render_size=VIEW_SIZE) as sim:
+        sim.load(probe)
+        pixels = [defining_pixels(sim.render(c.name), probe, kind) for c in candidates]
+
+    def score(i: int) -> tuple[int, int]:
+        return sum(n >= DEFINING_MIN_PIXELS for n in pixels[i].values()), min(pixels[i].values())
+
+    first = max(range(len(candidates)), key=score)
+    apart = [i for i in range(len(candidates)) if i != first and math.dist(candidates[i].position[:2],
+                                                                           candidates[first].position[:2]) >= VIEWS_APART_M]
+    if not apart:
+        raise ValueError(f"room {kind!r} (bounds {bounds}): no clear viewpoint stands {VIEWS_APART_M} m from "
+                         f"{candidates[first].position}")
+    second = max(apart, key=score)
+    logger.debug("room %s: views %s %s, defining pixels %s %s", kind, candidates[first].name, candidates[second].name,
+                 pixels[first], pixels[second])
+    return dataclasses.replace(scene, cameras=(candidates[first], candidates[second]), robot=None)
 
 
 # ----------------------------------------------------------------------------- pictures
 
 
 def _render_views(scene: SceneSpec) -> np.ndarray:
-    """The scene's near and far views side by side (H x 2W x 3 uint8)."""
+    """The scene's camera views side by side (H x 2W x 3 uint8 for its two cameras)."""
     from bspatial.sim.mujoco_backend import MujocoBackend
 
     with MujocoBackend(camera_size=VIEW_SIZE, max_render_size=VIEW_SIZE) as sim:
         sim.load(scene)
-        views = [sim.render(name).rgb for name in ("near", "far")]
+        views = [sim.render(camera.name).rgb for camera in scene.cameras]
     return np.concatenate(views, axis=1)
 
 
@@ -196,7 +298,7 @@ def _status(category: str) -> str:
 
 
 def write_gallery(out: str | Path, *, categories: list[str] | None = None, rooms: list[str] | None = None,
-                  seed: int = 0, room_source: RoomSource = activity_rooms) -> list[Path]:
+                  seed: int = 0, room_source: RoomSource = furnished_rooms) -> list[Path]:
     """Write the gallery into ``out`` (see the module docstring); returns the files written.
 
     Args:
@@ -226,7 +328,7 @@ def write_gallery(out: str | Path, *, categories: list[str] | None = None, rooms
         if folder == "objects":
             scene, caption = category_scene(name, seed), f"{name}  [{_status(name)}]  near | far"
         else:
-            scene, caption = room_scene(*all_rooms[name]()), f"room: {name}  near | far"
+            scene, caption = room_scene(*all_rooms[name](), name), f"room: {name}  two views"
         picture = _captioned(_render_views(scene), caption)
         written.append(atomic_write_bytes(out / folder / f"{name}.png", _png(picture)))
         thumbs.append(picture)
