@@ -39,6 +39,12 @@ def test_gallery_writes_one_png_per_listed_category_and_room(tmp_path):
     assert not [p for p in out.rglob("*") if p.name.startswith(".")]   # no temporary files left behind
 
 
+def test_rooms_all_pictures_every_room_type(tmp_path):
+    result = _run("--out", str(tmp_path / "g"), "--categories", "mug", "--rooms", "all")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "g" / "rooms").iterdir()) == sorted(f"{k}.png" for k in ROOM_TYPES)
+
+
 def test_same_seed_same_bytes(tmp_path):
     a = write_gallery(tmp_path / "a", categories=["teapot"], rooms=["bathroom"], seed=3)
     b = write_gallery(tmp_path / "b", categories=["teapot"], rooms=["bathroom"], seed=3)
