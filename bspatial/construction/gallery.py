@@ -134,14 +134,14 @@ ROOM_SEED = 0
 """The furnishing seed of every room picture (the rooms do not change with the category seed)."""
 HEAD_HEIGHT_M = 1.6
 """Room cameras stand at a person's eye height."""
-LOOK_DOWN_DEG = 20.0
+LOOK_DOWN_DEG = 15.0
 """...and look towards the room's middle, this much below the horizontal: the floor in front and the far
 walls' furniture both in view."""
 CAMERA_RINGS_M = (0.35, 1.0)
 """Candidate viewpoints stand on rings this far in from the inner wall faces (a person in a doorway or a
 corner, or a step into the room)."""
 CAMERA_STEP_M = 0.6
-CAMERA_CLEARANCE_M = 0.6
+CAMERA_CLEARANCE_M = 0.8
 """...and this far from any furniture footprint, so no piece fills the view from up close."""
 ROOM_FOVY_DEG = 75.0
 DEFINING_MIN_PIXELS = 600
@@ -149,7 +149,10 @@ DEFINING_MIN_PIXELS = 600
 a nightstand across a bedroom)."""
 WELL_SEEN_PIXELS = 2500
 """A defining piece of at least 2500 pixels (50 x 50) is seen well; views beyond that are ranked by how far they
-stand from the furniture (a car or a bed filling the frame from up close reads worse than the room around it)."""
+stand from the nearest furniture (a nightstand looming in the foreground reads worse than the room around it)."""
+MAX_PIECE_SHARE = 0.25
+"""A view where one piece covers over a quarter of the frame is crowded (a car or a shower stall seen from up
+close): ranked below the uncrowded views that see as many defining groups."""
 VIEWS_APART_M = 1.5
 """The two views stand at least this far apart, so they show the room from two sides."""
 
@@ -197,7 +200,7 @@ def candidate_cameras(scene: SceneSpec, bounds, kind: str) -> list[CameraSpec]:
 
     x0, x1, y0, y1 = bounds
     furniture = [o for o in scene.objects if o.category not in ("walls", "floors")]
-    boxes = footprint(furniture)
+    boxes = [_plan_box(o) for o in furniture]   # every part, not only colliding ones (a lamp's shade)
     defining = {c for group in room_type(kind).defining for c in group}
     # One centre per defining object (not per part: a dining set's eight chairs weigh as eight pieces).
     key = [np.array(footprint([o])) for o in furniture if o.category in defining]
@@ -213,6 +216,16 @@ def candidate_cameras(scene: SceneSpec, bounds, kind: str) -> list[CameraSpec]:
             target = (float(centre[0]), float(centre[1]), HEAD_HEIGHT_M - reach * math.tan(math.radians(LOOK_DOWN_DEG)))
             out.append(CameraSpec(f"view_{len(out)}", (x, y, HEAD_HEIGHT_M), target, fovy_deg=ROOM_FOVY_DEG))
     return out
+
+
+def _plan_box(obj: ObjectSpec) -> tuple[float, float, float, float]:
+    """World (x0, x1, y0, y1) around all of ``obj``'s parts."""
+    from bspatial.world.relations import object_box
+
+    box = object_box(obj)
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    corners = box.center + (signs * box.extents / 2) @ box.rotation.T
+    return float(corners[:, 0].min()), float(corners[:, 0].max()), float(corners[:, 1].min()), float(corners[:, 1].max())
 
 
 def _ring(x0: float, x1: float, y0: float, y1: float) -> list[tuple[float, float]]:
@@ -237,10 +250,20 @@ def defining_pixels(frame, scene: SceneSpec, kind: str) -> dict[tuple[str, ...],
     return {group: sum(per_category.get(c, 0) for c in group) for group in room_type(kind).defining}
 
 
+def _largest_piece_share(frame, scene: SceneSpec) -> float:
+    """The largest fraction of ``frame`` that one piece of furniture (not a wall or floor) covers."""
+    category = {o.name: o.category for o in scene.objects}
+    ids, counts = np.unique(frame.segmentation, return_counts=True)
+    furniture = [n for i, n in zip(ids.tolist(), counts.tolist())
+                 if category.get(frame.id_to_name.get(i, ""), "walls") not in ("walls", "floors")]
+    return max(furniture, default=0) / frame.segmentation.size
+
+
 def room_scene(scene: SceneSpec, bounds, kind: str) -> SceneSpec:
     """``scene`` without its robot, with the two views of :func:`candidate_cameras` that best show ``kind``'s
     defining furniture: first the one seeing most defining groups (at least :data:`DEFINING_MIN_PIXELS` each;
-    ties to the larger smallest group up to :data:`WELL_SEEN_PIXELS`, then to the farther view), then the best one standing :data:`VIEWS_APART_M` away from it."""
+    ties to a view no piece crowds (:data:`MAX_PIECE_SHARE`), then to the larger smallest group up to
+    :data:`WELL_SEEN_PIXELS`, then to the one standing farthest from any piece), then the best one standing :data:`VIEWS_APART_M` away from it."""
     from bspatial.sim.mujoco_backend import MujocoBackend
 
     candidates = candidate_cameras(scene, bounds, kind)
@@ -248,15 +271,26 @@ def room_scene(scene: SceneSpec, bounds, kind: str) -> SceneSpec:
         raise ValueError(f"room {kind!r} (bounds {bounds}): only {len(candidates)} candidate viewpoints are clear of "
                          f"its furniture, need 2")
     probe = dataclasses.replace(scene, cameras=tuple(candidates), robot=None)
+    pixels, crowded = [], []
     with MujocoBackend(camera_size=VIEW_SIZE, max_render_size=VIEW_SIZE) as sim:
         sim.load(probe)
-        pixels = [defining_pixels(sim.render(c.name), probe, kind) for c in candidates]
+        for camera in candidates:
+            frame = sim.render(camera.name)
+            pixels.append(defining_pixels(frame, probe, kind))
+            crowded.append(_largest_piece_share(frame, probe) > MAX_PIECE_SHARE)
 
-    def score(i: int) -> tuple[int, int, float]:
-        # Past WELL_SEEN_PIXELS a larger smallest group is no better: the farther view (more of the room) wins.
+    boxes = [_plan_box(o) for o in scene.objects if o.category not in ("walls", "floors")]
+
+    def clearance(i: int) -> float:
+        x, y = candidates[i].position[:2]
+        return min((math.hypot(max(b[0] - x, 0.0, x - b[1]), max(b[2] - y, 0.0, y - b[3])) for b in boxes), default=math.inf)
+
+    def score(i: int) -> tuple[int, bool, int, float]:
+        # Past WELL_SEEN_PIXELS a larger smallest group is no better: the view standing farthest from any piece
+        # (nothing looming in its foreground) wins.
         values = pixels[i].values()
-        return (sum(n >= DEFINING_MIN_PIXELS for n in values), min(min(values), WELL_SEEN_PIXELS),
-                math.dist(candidates[i].position[:2], candidates[i].target[:2]))
+        return (sum(n >= DEFINING_MIN_PIXELS for n in values), not crowded[i], min(min(values), WELL_SEEN_PIXELS),
+                clearance(i))
 
     first = max(range(len(candidates)), key=score)
     apart = [i for i in range(len(candidates)) if i != first and math.dist(candidates[i].position[:2],
