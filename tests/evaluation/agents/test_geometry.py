@@ -37,8 +37,13 @@ def test_pixel_to_point_finds_the_plate_top(sim, instance, api):
         u, v, _, _, _ = mujoco_project(sim, "head", top, 224, 224)
         point = api.pixel_to_point(u, v, "head")
         assert point is not None
-        # plates are a few mm thick: the seen surface is the top within 1.5 cm (median of a 5x5 patch)
-        assert np.linalg.norm(np.array(point) - _to_base(top, base)) < 0.015, name
+        # The camera sees the plate's visual mesh, whose well lies below its rim (the bbox top), so along the
+        # ray the seen point sits a little beyond the rim's plane; it must lie on the plate: inside its box
+        # (5 mm slack for the 5x5 median) and near the rim's top point.
+        lo, hi = _to_base(box.aabb_min, base), _to_base(box.aabb_max, base)
+        lo, hi = np.minimum(lo, hi) - 0.005, np.maximum(lo, hi) + 0.005
+        assert np.all(lo <= point) and np.all(np.array(point) <= hi), (name, point, lo, hi)
+        assert np.linalg.norm(np.array(point) - _to_base(top, base)) < 0.03, name
 
 
 def test_round_trip_and_independent_projection(sim, api):

@@ -35,7 +35,7 @@ REACH_PROGRAM = textwrap.dedent('''
         api.log("pointed", points=points)
         u, v = points[0]
         target = api.pixel_to_point(u, v, "head")
-        moved = api.approach(target)
+        moved = api.approach(target, standoff=0.6)   # the plate lies at the back of the counter
         print("approach", moved.success, moved.reason)
         above = np.array(moved.point) + [0.0, 0.0, 0.10]
         print("above", bool(api.move_ee_to(above)))
