@@ -56,7 +56,7 @@ def _fixed(builder: Callable[..., ObjectSpec]) -> tuple[tuple[float, float], Obj
 
 def object_categories() -> dict[str, tuple[tuple[float, float], ObjectBuilder]]:
     """Every movable object category of the tasks (objects.py) and activities: (length range, builder)."""
-    from bspatial.construction.activities import RENDERABLE, make_object
+    from bspatial.world.household import RENDERABLE, make_object
 
     out: dict[str, tuple[tuple[float, float], ObjectBuilder]] = {}
     for category, (lengths, _) in shapes.FOOD_ITEMS.items():

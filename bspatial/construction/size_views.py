@@ -10,7 +10,7 @@ options are distinct and only the image tells them apart.
 
 Lengths are drawn from the category's length range widened by :data:`LENGTH_SPREAD` on each side: one
 category's objects vary beyond its typical range (a small and a large mug), and within the narrow typical
-ranges of :data:`~bspatial.construction.activities.RENDERABLE` a 10% margin over three rivals is rarely met.
+ranges of :data:`~bspatial.world.household.RENDERABLE` a 10% margin over three rivals is rarely met.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from bspatial.catalog.thresholds import SIZE_MARGIN
-from bspatial.construction.activities import RENDERABLE, ActivityScene, ObjectKind, load_activity, make_object
+from bspatial.construction.activities import ActivityScene, load_activity
+from bspatial.world.household import RENDERABLE, ObjectKind, make_object
 from bspatial.world.spec import RobotSpawn, SceneSpec
 
 SIZE_SET = 4

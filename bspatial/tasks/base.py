@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
 
@@ -182,11 +183,28 @@ class Task:
             except LayoutRejected as why:
                 reasons[str(why)] = reasons.get(str(why), 0) + 1
                 continue
+            layout = _cluttered(self.name, layout)
             return TaskInstance(task=self.name, variant=variant, seed=seed, family=self.spec.family,
                                 category=self.spec.category, step_budget=self.step_budget, **layout.__dict__)
         common = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]
         raise ValueError(f"task {self.name!r} (variant {variant!r}, seed {seed}) could not place objects with the "
                          f"required margins in {MAX_LAYOUT_ATTEMPTS} attempts; most common rejections: {common}")
+
+
+def _cluttered(task: str, layout: Layout) -> Layout:
+    """``layout`` with household clutter on its furniture tops (:mod:`bspatial.tasks.clutter`), keeping the
+    candidates, the manipulated object, the reference and the placement goal clear."""
+    from bspatial.tasks.clutter import GOAL_KEEP_OUT_M, add_clutter
+
+    protected = tuple(n for n in (*layout.candidates, layout.manipulated, layout.reference) if n)
+    goal = layout.placement.goal_point if layout.placement is not None else None
+    keep_out = None
+    if layout.countertop is not None and goal is not None:
+        # Both sides' goal regions: a disc around the reference reaching past the goal point.
+        reach = float(np.linalg.norm(np.asarray(goal[:2]) - layout.countertop.reference_center))
+        keep_out = (layout.countertop.reference_center, reach + GOAL_KEEP_OUT_M)
+    scene = add_clutter(task, layout.scene, protected, goal, keep_out)
+    return layout if scene is layout.scene else dataclasses.replace(layout, scene=scene)
 
 
 def candidate_pixels(frame, names) -> dict[str, int]:
