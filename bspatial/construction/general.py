@@ -458,12 +458,17 @@ def frame_room(candidates: list[Candidate]) -> dict[str, int]:
     return {frame: frame_cap(len(q)) for frame, q in questions.items()}
 
 
+def scene_id(frame_id: str) -> str:
+    """The activity layout a sample shows (``{activity}-l{layout}``): its frame id without the view part."""
+    return frame_id.rsplit("-", 1)[0]
+
+
 def quality_row(c: Candidate) -> dict[str, Any]:
     """The candidate in the data-quality report's record shape."""
     q = c.question
-    # The record's first frame: it decides the blind baseline's fold, which the pick balances on its own.
+    # The scene decides the blind baseline's fold (quality.blind_fold), which the pick balances on its own.
     return {"id": c.frame_id, "category": q.category, "question": q.question, "options": list(q.options),
-            "answer": q.answer, "frames": [image_path(c.frame_id, 0)]}
+            "answer": q.answer, "frames": [image_path(c.frame_id, 0)], "scene": scene_id(c.frame_id)}
 
 
 def image_path(frame_id: str, index: int) -> str:
@@ -646,7 +651,8 @@ def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -
         prefix = "gs" if c.setting == SINGLE else "gm"
         rows.append(VQARecord(f"{prefix}-{c.frame_id}-{k:02d}", c.setting, q.category, q.subtype, tuple(paths),
                               q.question, q.options, q.answer,
-                              metadata={**c.metadata, **q.metadata, "build_seed": seed}).to_row())
+                              metadata={**c.metadata, **q.metadata, "build_seed": seed,
+                                        "scene": scene_id(c.frame_id)}).to_row())
     counts: dict[str, int] = {}
     for row in sorted(rows, key=lambda r: r["id"]):
         handle.write(json.dumps(row, sort_keys=True) + "\n")

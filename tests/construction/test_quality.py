@@ -1,5 +1,7 @@
 """The data-quality report: leaky and balanced synthetic suites, and the records of a real build."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -135,3 +137,27 @@ def test_the_gate_fails_a_blind_baseline_far_below_chance():
 def test_a_blind_baseline_near_chance_passes_on_both_sides():
     row = quality_report(_balanced(400, seed=3)).rows[0]
     assert row.blind_ok and row.blind_low_pct <= 25.0 <= row.blind_high_pct + 10.0
+
+
+def test_views_of_one_scene_sit_in_one_fold():
+    # Each scene is seen from 6 views, and in every view the same object (a different one per scene) is the
+    # answer. A reader of one item cannot know which; a baseline cross-fitted by frame learns it from the
+    # scene's other views. Grouped by scene (the record's metadata), it stays at chance.
+    from bspatial.construction.quality import blind_fold
+
+    rng = np.random.default_rng(7)
+    nouns = [f"thing{k}" for k in range(200)]   # few pairs of nouns recur across scenes
+    rows = []
+    for s in range(80):
+        four = list(rng.choice(nouns, 4, replace=False))
+        for v in range(6):
+            options = list(rng.permutation(four))
+            rows.append({"id": f"s{s}-v{v}", "category": "distance", "question": "Which is closest to the camera?",
+                         "frames": [f"images/{int(rng.integers(1 << 30)):08x}.png"], "options": options,
+                         "answer": LETTERS[options.index(four[0])],
+                         "metadata": json.dumps({"scene": f"scene{s}"})})
+    assert len({blind_fold(r) for r in rows if r["id"].startswith("s3-")}) == 1
+    grouped = np.mean([p == r["answer"] for p, r in zip(blind_predictions(rows), rows)])
+    by_frame = [dict(r, metadata="{}") for r in rows]
+    ungrouped = np.mean([p == r["answer"] for p, r in zip(blind_predictions(by_frame), by_frame)])
+    assert grouped < 0.35 < 0.6 < ungrouped, (grouped, ungrouped)
