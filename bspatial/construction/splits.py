@@ -314,7 +314,8 @@ def _sample(task: str, variant: str, seed: int):
     from bspatial.tasks import sample_instance
 
     try:
-        return sample_instance(task, variant, seed)
+        # Only the target and the layout's margins matter here, and clutter changes neither.
+        return sample_instance(task, variant, seed, clutter=False)
     except ValueError as error:   # a seed whose layout cannot meet the margins
         logger.debug("split planning: %s/%s seed %d skipped: %s", task, variant, seed, error)
         return None

@@ -171,8 +171,13 @@ class Task:
             raise ValueError(f"variant of task {self.name!r} must be one of {list(self.spec.variants)}, got {variant!r}")
         return variant
 
-    def sample(self, variant: str, rng: np.random.Generator, *, seed: int | None = None) -> TaskInstance:
-        """Draw layouts until one meets every margin; raise ValueError naming task and seed otherwise."""
+    def sample(self, variant: str, rng: np.random.Generator, *, seed: int | None = None,
+               clutter: bool = True) -> TaskInstance:
+        """Draw layouts until one meets every margin; raise ValueError naming task and seed otherwise.
+
+        ``clutter=False`` leaves the scene's clutter out (:mod:`bspatial.tasks.clutter`): for callers that read
+        only the candidates and the target (split planning), which clutter never changes; placing it is most of
+        a sample's time (measured: 0.26 s per reach_plate scene with it, 0.056 s without)."""
         self.check_variant(variant)
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -183,7 +188,8 @@ class Task:
             except LayoutRejected as why:
                 reasons[str(why)] = reasons.get(str(why), 0) + 1
                 continue
-            layout = _cluttered(self.name, layout)
+            if clutter:
+                layout = _cluttered(self.name, layout)
             return TaskInstance(task=self.name, variant=variant, seed=seed, family=self.spec.family,
                                 category=self.spec.category, step_budget=self.step_budget, **layout.__dict__)
         common = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]

@@ -98,9 +98,9 @@ def get_task(name: str) -> Task:
     return REGISTRY[canonical]()
 
 
-def sample_instance(name: str, variant: str, seed: int) -> TaskInstance:
-    """``get_task(name).sample(variant, np.random.default_rng(seed), seed=seed)``."""
-    return get_task(name).sample(variant, np.random.default_rng(seed), seed=seed)
+def sample_instance(name: str, variant: str, seed: int, *, clutter: bool = True) -> TaskInstance:
+    """``get_task(name).sample(variant, np.random.default_rng(seed), seed=seed, clutter=clutter)``."""
+    return get_task(name).sample(variant, np.random.default_rng(seed), seed=seed, clutter=clutter)
 
 
 assert set(REGISTRY) == set(MANIPULATION_TASKS), "registry must cover Table S2's manipulation tasks"
