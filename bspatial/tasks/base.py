@@ -202,14 +202,21 @@ def _cluttered(task: str, layout: Layout) -> Layout:
     candidates, the manipulated object, the reference and the placement goal clear."""
     from bspatial.tasks.clutter import GOAL_KEEP_OUT_M, add_clutter
 
-    protected = tuple(n for n in (*layout.candidates, layout.manipulated, layout.reference) if n)
+    # Nothing here may depend on the variant (a prompt probe asks the training scene for another target, and
+    # clutter that kept clear of the instructed reference or side only would give it away): the corridors go to
+    # the candidates, the manipulated object and everything standing on the tops (add_clutter), and to both
+    # sides' goal points.
+    protected = tuple(n for n in (*layout.candidates, layout.manipulated) if n)
     goal = layout.placement.goal_point if layout.placement is not None else None
+    goals = [] if goal is None else [np.asarray(goal, float)[:2]]
     keep_out = None
     if layout.countertop is not None and goal is not None:
         # Both sides' goal regions: a disc around the reference reaching past the goal point.
-        reach = float(np.linalg.norm(np.asarray(goal[:2]) - layout.countertop.reference_center))
-        keep_out = (layout.countertop.reference_center, reach + GOAL_KEEP_OUT_M)
-    scene = add_clutter(task, layout.scene, protected, goal, keep_out)
+        centre = layout.countertop.reference_center
+        reach = float(np.linalg.norm(goals[0] - centre))
+        keep_out = (centre, reach + GOAL_KEEP_OUT_M)
+        goals.append(2 * centre - goals[0])
+    scene = add_clutter(task, layout.scene, protected, goals, keep_out)
     return layout if scene is layout.scene else dataclasses.replace(layout, scene=scene)
 
 

@@ -103,7 +103,7 @@ def _on(surface: Surface, obj: ObjectSpec) -> bool:
     return abs(float(lo[2]) - surface.height) < 0.03 and _inside(surface.polygon, (lo[:2] + hi[:2]) / 2, -0.01)
 
 
-def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goal_xy=None,
+def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(),
                 keep_out: tuple[np.ndarray, float] | None = None) -> SceneSpec:
     """``scene`` with clutter on its surfaces (module docstring); deterministic in ``scene``.
 
@@ -111,8 +111,8 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goal_xy
         task: the task's name (:data:`NO_CLUTTER_TASKS` get none).
         scene: the layout's scene.
         protected: names of the objects a corridor from the robot must keep clear (candidates, the
-            manipulated object, the reference).
-        goal_xy: a placement goal point, kept clear like a protected object.
+            manipulated object); every object standing on a top clutter may use is protected too.
+        goals: placement goal points (xy), kept clear like protected objects.
         keep_out: an extra (centre xy, radius) disc clutter stays out of.
     """
     if task in NO_CLUTTER_TASKS:
@@ -125,9 +125,9 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goal_xy
     rng = clutter_rng(scene)
     origin = np.array([scene.robot.x, scene.robot.y], float)
     side = np.array([-np.sin(scene.robot.yaw), np.cos(scene.robot.yaw)])   # the robot's left
-    corridors = [_footprint(by_name[n]) for n in protected if n in by_name]
-    if goal_xy is not None:
-        corridors.append((np.asarray(goal_xy, float)[:2], 0.06))
+    resting = [o.name for o in scene.objects for s in surfaces if o.name != s.owner and _on(s, o)]
+    corridors = [_footprint(by_name[n]) for n in dict.fromkeys((*protected, *resting)) if n in by_name]
+    corridors += [(np.asarray(g, float)[:2], 0.06) for g in goals]
     used = {o.category for o in scene.objects}
     added: list[ObjectSpec] = []
     for i in range(int(rng.integers(CLUTTER_PER_SCENE[0], CLUTTER_PER_SCENE[1] + 1))):
