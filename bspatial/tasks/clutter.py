@@ -30,7 +30,7 @@ import hashlib
 
 import numpy as np
 
-from bspatial.world.household import RENDERABLE, make_object
+from bspatial.world.household import kind_of, make_object
 from bspatial.world.relations import object_box
 from bspatial.world.spec import ObjectSpec, SceneSpec, Surface
 
@@ -138,7 +138,7 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
             choices = [c for c in CLUTTER_KINDS[owners[surface.owner]] if c not in used]
             if not choices:
                 break
-            kind = _kind(choices[int(rng.integers(len(choices)))])
+            kind = kind_of(choices[int(rng.integers(len(choices)))])
             length, yaw, xy = float(rng.uniform(*kind.length)), float(rng.uniform(-np.pi, np.pi)), rng.uniform(lo, hi)
             obj = make_object(kind, f"{kind.category}_clutter_{i}", length,
                               (float(xy[0]), float(xy[1]), surface.height), yaw, rng)
@@ -158,9 +158,3 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
             break
     return dataclasses.replace(scene, objects=scene.objects + tuple(added)) if added else scene
 
-
-def _kind(category: str):
-    for kind in RENDERABLE.values():
-        if kind.category == category:
-            return kind
-    raise ValueError(f"clutter category must be one of the household kinds, got {category!r}")

@@ -162,3 +162,15 @@ def _from_builder(kind: ObjectKind, name, length, position, yaw, rng) -> ObjectS
     if builder == "hardback":
         return shapes.hardback(name, position, rng, height=length, thickness=0.04)
     raise ValueError(f"object kind {kind.category!r}: unknown builder {builder!r}")
+
+
+_BY_CATEGORY: dict[str, ObjectKind] = {}
+for _kind in RENDERABLE.values():
+    _BY_CATEGORY.setdefault(_kind.category, _kind)   # the first synset of a category (two render as trash_can)
+
+
+def kind_of(category: str) -> ObjectKind:
+    """The household kind of ``category`` (its first synset in :data:`RENDERABLE`)."""
+    if category not in _BY_CATEGORY:
+        raise ValueError(f"category must be one of the household kinds {sorted(_BY_CATEGORY)}, got {category!r}")
+    return _BY_CATEGORY[category]
