@@ -22,6 +22,11 @@ reference to its meshes, :class:`bspatial.world.spec.Look`, built only when a ba
 and then every look resolved (what dressing at spec time cost: the meshes built for every scene sampled), and
 without meshes at all (``dress`` switched off); it prints ms per scene side by side with the ratios.
 
+Part (f) loads activity scenes one after another and renders one 720x720 head frame of each (what the build does
+per frame), two ways alternating in rounds: the backend keeping one GL context for every scene (as it does) and a
+fresh GL context per scene (what it did: the first MjrContext in a context pays for Mesa's shader compilation);
+it prints seconds per scene side by side and the ratio.
+
 Run: ``.venv/bin/python benchmarks/sim.py`` (``--help`` for options).
 """
 
@@ -259,6 +264,46 @@ def sampling_cost(rounds: int = 3) -> tuple[float, float, float, int]:
     return spent["lazy"] / n * 1e3, spent["resolved"] / n * 1e3, spent["plain"] / n * 1e3, n
 
 
+SCENE_SWITCH_ACTIVITIES = 4
+"""(f) activity scenes (the first of GENERAL_ACTIVITIES, layout 0) loaded in turn."""
+
+
+def scene_switch_cost(rounds: int = 3) -> tuple[float, float, int]:
+    """(s per scene load + 720x720 render with one GL context for all scenes, with a fresh one per scene; scenes)."""
+    import dataclasses
+
+    import numpy as np
+
+    from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
+    from bspatial.construction.general import view_robot
+    from bspatial.sim.mujoco_backend import MujocoBackend
+
+    scenes = []
+    for k, activity in enumerate(GENERAL_ACTIVITIES[:SCENE_SWITCH_ACTIVITIES]):
+        ascene = activity_scene(activity, k)
+        scenes.append(dataclasses.replace(ascene.scene, robot=view_robot(ascene, np.random.default_rng(k))))
+
+    def run(fresh_context: bool) -> float:
+        sim = MujocoBackend(max_render_size=720)
+        start = time.perf_counter()
+        for scene in scenes:
+            sim.load(scene)
+            sim.render("head", width=720, height=720)
+            if fresh_context:
+                sim.close()     # frees the GL context too: the next render opens a new one
+        spent = time.perf_counter() - start
+        sim.close()
+        return spent
+
+    run(False)                                  # warm: imports, mesh caches
+    spent = {True: 0.0, False: 0.0}
+    for _ in range(rounds):
+        for fresh in (False, True):
+            spent[fresh] += run(fresh)
+    n = rounds * len(scenes)
+    return spent[False] / n, spent[True] / n, n
+
+
 def expert_success(seeds: int, tasks: list[str] | None = None) -> list[tuple[str, str, int, int, float, int, int]]:
     """(task, variant, correct, n, seconds per episode, longest episode, budget) per manipulation variant and
     navigation task under its scripted expert, each episode limited by the task's calibrated step budget."""
@@ -294,7 +339,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="measuring time per path")
     parser.add_argument("--size", type=int, default=224, help="camera width = height")
     parser.add_argument("--all-cores", action="store_true", help="do not pin to one core")
-    parser.add_argument("--parts", default="abdec", help="which parts to run, e.g. 'c'")
+    parser.add_argument("--parts", default="abdefc", help="which parts to run, e.g. 'c'")
     parser.add_argument("--seeds", type=int, default=20, help="(c) seeds per variant")
     parser.add_argument("--tasks", default="", help="(c) comma-separated task names (default: all 25 tasks)")
     args = parser.parse_args()
@@ -311,6 +356,8 @@ def main() -> None:
         _part_d(args)
     if "e" in args.parts:
         _part_e()
+    if "f" in args.parts:
+        _part_f()
     if "c" in args.parts:
         rows = expert_success(args.seeds, [t for t in args.tasks.split(",") if t] or None)
         met = sum(100.0 * row[2] / row[3] >= EXPERT_TARGET for row in rows)
@@ -341,6 +388,12 @@ def _part_e() -> None:
     logger.info("(e) sample_instance, warm, %d scenes each: meshes by reference %.1f ms | meshes built (spec-time "
                 "dressing) %.1f ms | no meshes %.1f ms | by reference / built %.2fx, by reference / none %.2fx",
                 n, lazy, resolved, plain, lazy / resolved, lazy / plain)
+
+
+def _part_f() -> None:
+    shared, fresh, n = scene_switch_cost()
+    logger.info("(f) load + one 720x720 render per activity scene, %d scenes each: one GL context for all %.3f s | "
+                "a fresh context per scene %.3f s | ratio %.2fx", n, shared, fresh, fresh / shared)
 
 
 if __name__ == "__main__":

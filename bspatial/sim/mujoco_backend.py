@@ -32,7 +32,7 @@ from bspatial.catalog.schema import ACTION_SLICES, ARMS, CAMERAS, CONSTRUCTION_F
 from bspatial.sim.backend import (BoundingBox, CameraFrame, Contact, IKResult, ObjectPose, RobotState, StepResult,
                                   check_action)
 from bspatial.scoring.geometry import intrinsics_from_fovy
-from bspatial.sim.render import HIDDEN_GROUP, SegmentationRenderer, camera_to_world
+from bspatial.sim.render import HIDDEN_GROUP, SegmentationRenderer, camera_to_world, gl_context_class
 from bspatial.world.spec import ObjectSpec, Part, SceneSpec, Texture
 from bspatial.world.assets import dressed_parts
 
@@ -129,6 +129,7 @@ class MujocoBackend:
         self.robot: robot_mod.RobotBinding | None = None
         self.cameras: tuple[str, ...] = ()
         self._renderer: SegmentationRenderer | None = None
+        self._gl = None   # one GL context for every scene this backend loads (SegmentationRenderer's gl)
         self.status, self.message = "ok", ""
 
     # ------------------------------------------------------------------ building
@@ -502,7 +503,9 @@ class MujocoBackend:
                 raise ValueError(f"{field_name} must be in 1..{self.max_render_size}, got {value}")
         if self._renderer is None:
             size = self.max_render_size
-            self._renderer = SegmentationRenderer(self.model, self.geom_instance, size, size)
+            if self._gl is None:
+                self._gl = gl_context_class()(size, size)
+            self._renderer = SegmentationRenderer(self.model, self.geom_instance, size, size, gl=self._gl)
         cam_id = self._camera_ids[camera]
         rgb, depth, seg = self._renderer.render(self.data, cam_id, width, height)
         return CameraFrame(camera=camera, rgb=rgb, depth=depth, segmentation=seg, id_to_name=dict(self.id_to_name),
@@ -521,6 +524,9 @@ class MujocoBackend:
     def close(self) -> None:
         """Free the renderer (GL + MjrContext) and drop the model; safe to call twice."""
         self._close_renderer()
+        if self._gl is not None:
+            self._gl.free()
+            self._gl = None
         self.model = self.data = None
 
     def __enter__(self) -> "MujocoBackend":

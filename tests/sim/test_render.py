@@ -95,3 +95,32 @@ def test_renderer_close_is_idempotent_and_final():
     assert renderer.closed and not sim.renderer_open
     with pytest.raises(RuntimeError, match="after close"):
         renderer.render(None, 0, 8, 8)
+
+
+def test_a_scene_renders_the_same_after_other_scenes_in_one_backend():
+    # The backend keeps one GL context for every scene it loads (a fresh context's first MjrContext compiles
+    # Mesa's shaders): nothing of an earlier scene (textures, meshes, ids) may reach a later one's pixels.
+    from bspatial.sim.mujoco_backend import MujocoBackend
+
+    def scene(name, rgb, stripe):
+        image = np.zeros((64, 64, 3), np.uint8)
+        image[:, :] = rgb
+        image[::stripe] = (20, 20, 20)
+        wood = Texture(f"{name}_wood", image)
+        obj = ObjectSpec(name, "shoe_box", (Part("box", (0.1, 0.2, 0.1), rgba=(1, 1, 1, 1), texture=wood),),
+                         Pose((0, 0, 0.05)), static=True)
+        return SceneSpec(name, objects=(obj,), cameras=(CameraSpec("c", (0.8, 0.3, 0.6), (0, 0, 0.05)),))
+
+    first, second = scene("first", (200, 40, 40), 4), scene("second", (40, 40, 200), 7)
+    alone = MujocoBackend()
+    alone.load(first)
+    expected = alone.render("c", width=96, height=96)
+    alone.close()
+    sim = MujocoBackend()
+    for spec in (second, first, second, first):
+        sim.load(spec)
+        frame = sim.render("c", width=96, height=96)
+    sim.close()
+    assert np.array_equal(frame.rgb, expected.rgb) and np.array_equal(frame.depth, expected.depth)
+    assert np.array_equal(frame.segmentation, expected.segmentation)
+    assert frame.id_to_name == expected.id_to_name
