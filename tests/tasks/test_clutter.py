@@ -116,3 +116,20 @@ def test_clutter_hides_no_candidate_and_is_seen(sim):
             seen += any(px >= 50 for px in clutter_px.values())
     # Clutter stands where the head camera looks: most scenes show some.
     assert seen >= 0.6 * scenes, (seen, scenes)
+
+
+def test_the_footprint_clutter_tries_is_the_footprint_of_the_object_it_builds():
+    # Clutter tries positions with a footprint computed from the kind alone and builds only the accepted
+    # object; here each clutter kind is built and its box taken from its parts (relations.object_box).
+    from bspatial.tasks.clutter import CLUTTER_KINDS, _kind_footprint
+    from bspatial.world.household import kind_of, make_object
+
+    rng = np.random.default_rng(0)
+    for category in sorted({c for cs in CLUTTER_KINDS.values() for c in cs}):
+        kind = kind_of(category)
+        for _ in range(6):
+            length, yaw, xy = float(rng.uniform(*kind.length)), float(rng.uniform(-np.pi, np.pi)), rng.uniform(-1, 1, 2)
+            lo, hi = object_box(make_object(kind, "probe", length, (xy[0], xy[1], 0.9), yaw, rng)).aabb()
+            centre, radius = _kind_footprint(kind, length, yaw, xy)
+            np.testing.assert_allclose(centre, (lo[:2] + hi[:2]) / 2, atol=1e-9, err_msg=category)
+            assert radius == pytest.approx(float(np.linalg.norm(hi[:2] - lo[:2]) / 2), abs=1e-9), category
