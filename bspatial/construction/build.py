@@ -1,10 +1,13 @@
 """``build(preset, out, seed)``: run the build's jobs and write Hub-shaped repos.
 
 The jobs are independent (one per evaluated manipulation task, :mod:`~bspatial.construction.task_records`;
-general VQA, :mod:`~bspatial.construction.general`, 49 activity scenes; task-grounded navigation VQA,
-:mod:`~bspatial.construction.navigation_vqa`, context tour + current view), each writing its own part
-files; they run in this process, in spawned workers or on Ray actors (one simulator each,
-:mod:`bspatial.common.executors`) and are merged in a fixed order, so the records do not depend on where they ran.
+one per general-VQA activity, :mod:`~bspatial.construction.general`, its apartments' frames and candidates;
+task-grounded navigation VQA, :mod:`~bspatial.construction.navigation_vqa`, context tour + current view), each
+writing its own part files or staged frames; they run in this process, in spawned workers or on Ray actors (one
+simulator each, :mod:`bspatial.common.executors`). The driver then subsamples general VQA from all activities'
+candidates at once (the pick balances over the whole pool) and merges the parts in a fixed order, so the
+records do not depend on where the jobs ran. (General VQA was one job of 33 minutes, the paper build's
+critical path on 2 cores.)
 
 Jobs write their part files and images straight into the build's staging folder (the images are most of a
 build's bytes; passing them back through the driver would double its memory and I/O). So on a Ray cluster of
@@ -24,6 +27,7 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
+from typing import Any
 
 
 from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
@@ -84,12 +88,21 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
 
 
 def _job_names(preset: Preset) -> list[str]:
-    """The build's independent jobs in their merge order: one per task, then general VQA, then navigation."""
-    return [f"task:{t}" for t in preset.tasks] + (["general"] if preset.general is not None else []) + ["navigation"]
+    """The build's independent jobs: one per task, one per general-VQA activity (its frames and candidates; the
+    driver then subsamples them all at once, :func:`_write_general`), then navigation."""
+    from bspatial.construction.activities import GENERAL_ACTIVITIES
+
+    general = [] if preset.general is None else GENERAL_ACTIVITIES[: preset.general.activities]
+    return [f"task:{t}" for t in preset.tasks] + [f"{GENERAL_JOB}{a}" for a in general] + ["navigation"]
 
 
-def _run_job(args: tuple) -> tuple[str, dict]:
-    """Run one job into its own part files ``parts/<job>.{vqa,ir}.jsonl``; returns (job, counts)."""
+GENERAL_JOB = "general:"
+"""Prefix of a general-VQA activity job's name."""
+
+
+def _run_job(args: tuple) -> tuple[str, Any]:
+    """Run one job: a task or navigation into its own part files ``parts/<job>.{vqa,ir}.jsonl`` (returns
+    (job, counts)); a general-VQA activity into its staged frames (returns (job, its candidates))."""
     preset, seed, root, job = args
     if not root.is_dir():
         import socket
@@ -97,44 +110,51 @@ def _run_job(args: tuple) -> tuple[str, dict]:
         raise FileNotFoundError(f"build job {job!r} on {socket.gethostname()} cannot see the build's staging folder "
                                 f"{root}: with --ray on several machines, put --out on a filesystem every node mounts")
     sim = process_backend(max_render_size=CONSTRUCTION_FRAME_SIZE)   # one per worker, reused by its jobs
+    if job.startswith(GENERAL_JOB):
+        from bspatial.construction.general import activity_frames
+
+        return job, activity_frames(sim, preset.general, seed, job[len(GENERAL_JOB):], root)
     stem = root / "parts" / job.replace(":", "-")
     counts: dict = {"vqa": {}, "ir": {}}
     with open(f"{stem}.vqa.jsonl", "w") as vqa, open(f"{stem}.ir.jsonl", "w") as ir:
         if job.startswith("task:"):
             task = job[len("task:"):]
             counts["vqa"][task], counts["ir"][task] = build_task_records(sim, preset, seed, task, root, vqa, ir)
-        elif job == "general":
-            counts["vqa"].update(_build_general(sim, preset, seed, root, vqa))
         else:
             counts["vqa"].update(_build_navigation(sim, preset, seed, root, vqa))
     return job, counts
 
 
 def _write_records(preset: Preset, seed: int, root: Path, workers: int | None = None, ray: str | None = None) -> dict:
-    """Run the jobs (on the executor of ``workers`` / ``ray``, one simulator per worker) and merge their part
-    files in :func:`_job_names` order, so the records do not depend on where the jobs ran."""
+    """Run the jobs (on the executor of ``workers`` / ``ray``, one simulator per worker), write general VQA's
+    records from the activities' candidates, and merge the part files (every task's in the preset's order, general VQA's,
+    navigation's), so the records do not depend on where the jobs ran."""
     from tqdm.auto import tqdm
 
     (root / "images").mkdir(parents=True)
     (root / "parts").mkdir()
     jobs = _job_names(preset)
-    results: dict[str, dict] = {}
+    results: dict[str, Any] = {}
     bar = tqdm(total=len(jobs), desc=f"build {preset.name}", disable=None)
     try:
         with open_executor(workers, ray) as executor:
-            # Longest jobs first (general VQA, then the tasks), so the workers finish together.
-            order = jobs if executor.workers == 1 else sorted(jobs, key=lambda j: (j != "general", j == "navigation"))
+            # Longest first (the tasks and navigation take minutes, an activity under one), so the workers
+            # finish together.
+            order = jobs if executor.workers == 1 else sorted(jobs, key=lambda j: j.startswith(GENERAL_JOB))
             for job in order:
                 executor.submit(job, _run_job, (preset, seed, root, job))
-            for job, (_, job_counts) in executor.completed():
-                results[job] = job_counts
+            for job, (_, result) in executor.completed():
+                results[job] = result
                 bar.update()
     finally:
         bar.close()
         close_process_backends()
+    if preset.general is not None:
+        results["general"] = _write_general(preset, seed, root, [results[j] for j in jobs if j.startswith(GENERAL_JOB)])
+    parts = [j for j in jobs if j.startswith("task:")] + (["general"] if preset.general is not None else []) + ["navigation"]
     counts: dict = {"vqa": {}, "ir": {}}
     with open(root / "vqa.jsonl", "w") as vqa, open(root / "ir.jsonl", "w") as ir:
-        for job in jobs:
+        for job in parts:
             stem = root / "parts" / job.replace(":", "-")
             vqa.write(Path(f"{stem}.vqa.jsonl").read_text())
             ir.write(Path(f"{stem}.ir.jsonl").read_text())
@@ -143,13 +163,18 @@ def _write_records(preset: Preset, seed: int, root: Path, workers: int | None = 
     return counts
 
 
-def _build_general(sim: SimBackend, preset: Preset, seed: int, root: Path, vqa) -> dict[str, int]:
-    from bspatial.construction.general import GeneralShortfall, write_general
+def _write_general(preset: Preset, seed: int, root: Path, pools: list) -> dict:
+    """General VQA's part files from the activities' candidates (an empty IR part: general VQA has no IR)."""
+    from bspatial.construction.general import GeneralShortfall, write_general_records
 
+    stem = root / "parts" / "general"
     try:
-        return write_general(sim, preset.general, seed, root, vqa)
+        with open(f"{stem}.vqa.jsonl", "w") as vqa:
+            made = write_general_records(pools, preset.general, seed, root, vqa)
     except GeneralShortfall as error:
         raise PresetShortfall(f"preset {preset.name!r}: category {error}") from None
+    Path(f"{stem}.ir.jsonl").write_text("")
+    return {"vqa": made, "ir": {}}
 
 
 def _build_navigation(sim: SimBackend, preset: Preset, seed: int, root: Path, vqa) -> dict[str, int]:

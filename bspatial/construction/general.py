@@ -551,89 +551,145 @@ def _seed(*parts) -> int:
     return derive_seed(*parts)
 
 
-def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
-    """Render the plan's frames, generate, cap and subsample candidates, and write the records.
+FRAMES_FOLDER = "general-frames"
+"""Staging folder (under the build's records root) of the candidate frames' images: every activity writes its
+frames there (:func:`activity_frames`); :func:`write_general_records` moves the chosen ones to ``images/`` and
+removes the rest."""
 
-    Images go to ``root/images``; rows (sorted by id) to ``handle``. Returns counts per
-    ``<setting>/<category>/<subtype>``.
+
+@dataclass
+class ActivityPools:
+    """One activity's candidates (all its layouts), in the order the pooled subsample reads them."""
+
+    activity: str
+    single: list[Candidate]
+    multi: list[Candidate]
+
+
+def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
+    """Every activity's frames (:func:`activity_frames`), then the records (:func:`write_general_records`), all in
+    this process (the build runs each activity as a job of its own, then the records step).
 
     Raises:
         GeneralShortfall: a (setting, category, subtype) has too few candidates.
     """
-    import json
-
     from tqdm.auto import tqdm
 
-    from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
+    from bspatial.construction.activities import GENERAL_ACTIVITIES
+
+    pools = [activity_frames(sim, plan, seed, activity, root)
+             for activity in tqdm(GENERAL_ACTIVITIES[: plan.activities], desc="general VQA", disable=None)]
+    return write_general_records(pools, plan, seed, root, handle)
+
+
+def activity_frames(sim: SimBackend, plan: GeneralPlan, seed: int, activity: str, root) -> ActivityPools:
+    """Render ``activity``'s frames for ``plan`` and generate their candidates; the images of every frame that
+    has candidates go to ``root /`` :data:`FRAMES_FOLDER` under their :func:`image_path` names.
+
+    Every frame draws from its own seeded generator and every apartment from ``(activity, layout)``, so an
+    activity's candidates do not depend on which process rendered it or what that process rendered before.
+    """
+    from pathlib import Path
+
     from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
+    from bspatial.construction.activities import activity_scene
     from bspatial.construction.frames import capture, draw_marks, png_bytes
     from bspatial.construction.size_views import size_view
 
+    staged = Path(root) / FRAMES_FOLDER
+    (staged / "images").mkdir(parents=True, exist_ok=True)
+
+    def keep(frame_id: str, frames: list[np.ndarray]) -> None:
+        for k, rgb in enumerate(frames):
+            (staged / image_path(frame_id, k)).write_bytes(png_bytes(rgb))
+
     single_pool: list[Candidate] = []
     multi_pool: list[Candidate] = []
-    images: dict[str, list[bytes]] = {}
-    for activity in tqdm(GENERAL_ACTIVITIES[: plan.activities], desc="general VQA", disable=None):
-        for layout in range(plan.layouts):
-            ascene = activity_scene(activity, _seed(seed, layout))
-            for v in range(plan.views):
-                frame_id = f"{activity}-l{layout}-v{v}"
-                rng = np.random.default_rng(_seed(seed, frame_id))
-                robot = reaching_robot(sim, ascene, rng) if v % 3 == 1 else view_robot(ascene, rng)
-                record = capture(sim, dataclasses.replace(ascene.scene, robot=robot))
-                found = single_frame_candidates(record, ascene, frame_id, rng)
-                shared = dict(activity=activity, camera=record.camera_dict(),  # one copy per frame, not per candidate
-                              eef_pos={k: list(map(float, p)) for k, p in record.eef_pos.items()},
-                              objects={n: record.objects[n].to_dict() for n in ascene.object_names})
-                for c in found:
-                    c.metadata.update(shared)
-                if found:
-                    images[frame_id] = [png_bytes(record.frame.rgb)]
-                single_pool += found
-            for v in range(SIZE_VIEWS):
-                frame_id = f"{activity}-l{layout}-s{v}"
-                rng = np.random.default_rng(_seed(seed, frame_id))
-                view = size_view(ascene, rng)
-                if view is None:
-                    continue
-                scene, names = view
-                record = capture(sim, scene)
-                found = size_candidates(record, names, frame_id, rng)
-                for c in found:
-                    c.metadata.update(activity=activity, camera=record.camera_dict(),
-                                      objects={n: record.objects[n].to_dict() for n in names})
-                    marks = [(m[0], tuple(m[1])) for m in c.metadata["marks"]]
-                    images[frame_id] = [png_bytes(draw_marks(record.frame.rgb, marks))]
-                single_pool += found
-            for r in range(plan.rotations):
-                frame_id = f"{activity}-l{layout}-r{r}"
-                rng = np.random.default_rng(_seed(seed, frame_id))
-                pose = rotation_pose(ascene, rng)
-                sim.load(rotation_scene(ascene, *pose))
-                frames = [sim.render(f"rotation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
-                walls = wall_share(frames[-1], ascene)
-                found = rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng) \
-                    if walls <= MAX_LAST_FRAME_WALL_SHARE else []
-                for c in found:
-                    c.metadata.update(activity=activity, last_frame_wall_share=walls,
-                                      cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
-                if found:
-                    images[frame_id] = [png_bytes(f.rgb) for f in frames]
-                multi_pool += found
-            for r in range(plan.navigations):
-                frame_id = f"{activity}-l{layout}-n{r}"
-                rng = np.random.default_rng(_seed(seed, frame_id))
-                poses = navigation_poses(ascene, rng)
-                sim.load(navigation_scene(ascene, poses))
-                frames = [sim.render(f"navigation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
-                walls = wall_share(frames[-1], ascene)
-                found = room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng, NAVIGATION) \
-                    if walls <= MAX_LAST_FRAME_WALL_SHARE else []
-                for c in found:
-                    c.metadata.update(activity=activity, poses=[list(p) for p in poses], last_frame_wall_share=walls,
-                                      cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
-                if found:
-                    images[frame_id] = [png_bytes(f.rgb) for f in frames]
-                multi_pool += found
+    for layout in range(plan.layouts):
+        ascene = activity_scene(activity, _seed(seed, layout))
+        for v in range(plan.views):
+            frame_id = f"{activity}-l{layout}-v{v}"
+            rng = np.random.default_rng(_seed(seed, frame_id))
+            robot = reaching_robot(sim, ascene, rng) if v % 3 == 1 else view_robot(ascene, rng)
+            record = capture(sim, dataclasses.replace(ascene.scene, robot=robot))
+            found = single_frame_candidates(record, ascene, frame_id, rng)
+            shared = dict(activity=activity, camera=record.camera_dict(),  # one copy per frame, not per candidate
+                          eef_pos={k: list(map(float, p)) for k, p in record.eef_pos.items()},
+                          objects={n: record.objects[n].to_dict() for n in ascene.object_names})
+            for c in found:
+                c.metadata.update(shared)
+            if found:
+                keep(frame_id, [record.frame.rgb])
+            single_pool += found
+        for v in range(SIZE_VIEWS):
+            frame_id = f"{activity}-l{layout}-s{v}"
+            rng = np.random.default_rng(_seed(seed, frame_id))
+            view = size_view(ascene, rng)
+            if view is None:
+                continue
+            scene, names = view
+            record = capture(sim, scene)
+            found = size_candidates(record, names, frame_id, rng)
+            for c in found:
+                c.metadata.update(activity=activity, camera=record.camera_dict(),
+                                  objects={n: record.objects[n].to_dict() for n in names})
+                keep(frame_id, [draw_marks(record.frame.rgb, [(m[0], tuple(m[1])) for m in c.metadata["marks"]])])
+            single_pool += found
+        for r in range(plan.rotations):
+            frame_id = f"{activity}-l{layout}-r{r}"
+            rng = np.random.default_rng(_seed(seed, frame_id))
+            pose = rotation_pose(ascene, rng)
+            sim.load(rotation_scene(ascene, *pose))
+            frames = [sim.render(f"rotation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
+            walls = wall_share(frames[-1], ascene)
+            found = rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng) \
+                if walls <= MAX_LAST_FRAME_WALL_SHARE else []
+            for c in found:
+                c.metadata.update(activity=activity, last_frame_wall_share=walls,
+                                  cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
+            if found:
+                keep(frame_id, [f.rgb for f in frames])
+            multi_pool += found
+        for r in range(plan.navigations):
+            frame_id = f"{activity}-l{layout}-n{r}"
+            rng = np.random.default_rng(_seed(seed, frame_id))
+            poses = navigation_poses(ascene, rng)
+            sim.load(navigation_scene(ascene, poses))
+            frames = [sim.render(f"navigation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
+            walls = wall_share(frames[-1], ascene)
+            found = room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng, NAVIGATION) \
+                if walls <= MAX_LAST_FRAME_WALL_SHARE else []
+            for c in found:
+                c.metadata.update(activity=activity, poses=[list(p) for p in poses], last_frame_wall_share=walls,
+                                  cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
+            if found:
+                keep(frame_id, [f.rgb for f in frames])
+            multi_pool += found
+    return ActivityPools(activity, single_pool, multi_pool)
+
+
+def write_general_records(pools: list[ActivityPools], plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
+    """Pool the activities' candidates (in :data:`GENERAL_ACTIVITIES` order), cap and subsample them, move the
+    chosen frames' images from :data:`FRAMES_FOLDER` to ``root/images``, remove the rest, and write the records
+    (sorted by id) to ``handle``. Returns counts per ``<setting>/<category>/<subtype>``.
+
+    Raises:
+        GeneralShortfall: a (setting, category, subtype) has too few candidates.
+        ValueError: ``pools`` are not the plan's activities in order.
+    """
+    import json
+    import shutil
+    from pathlib import Path
+
+    from bspatial.construction.activities import GENERAL_ACTIVITIES
+
+    expected = list(GENERAL_ACTIVITIES[: plan.activities])
+    if [p.activity for p in pools] != expected:
+        raise ValueError(f"pools must be the plan's activities in order {expected}, got {[p.activity for p in pools]}")
+    root = Path(root)
+    staged = root / FRAMES_FOLDER
+    single_pool = [c for p in pools for c in p.single]
+    multi_pool = [c for p in pools for c in p.multi]
     rng = np.random.default_rng(_seed(seed, "general-subsample"))
     chosen = subsample(single_pool, dict(plan.single_frame), SINGLE, rng)
     chosen += subsample(multi_pool, dict(plan.multi_frame), "multi_frame", rng)
@@ -642,10 +698,10 @@ def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -
     per_frame: dict[str, int] = {}
     for c in chosen:
         k = per_frame[c.frame_id] = per_frame.get(c.frame_id, -1) + 1
-        paths = [image_path(c.frame_id, i) for i in range(len(images[c.frame_id]))]
+        paths = [image_path(c.frame_id, i) for i in range(1 if c.setting == SINGLE else 4)]
         if c.frame_id not in written:
-            for path, data in zip(paths, images[c.frame_id]):
-                (root / path).write_bytes(data)
+            for path in paths:
+                (staged / path).replace(root / path)
             written.add(c.frame_id)
         q = c.question
         prefix = "gs" if c.setting == SINGLE else "gm"
@@ -653,6 +709,7 @@ def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -
                               q.question, q.options, q.answer,
                               metadata={**c.metadata, **q.metadata, "build_seed": seed,
                                         "scene": scene_id(c.frame_id)}).to_row())
+    shutil.rmtree(staged, ignore_errors=True)
     counts: dict[str, int] = {}
     for row in sorted(rows, key=lambda r: r["id"]):
         handle.write(json.dumps(row, sort_keys=True) + "\n")
