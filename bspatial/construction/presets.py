@@ -81,7 +81,7 @@ PRESETS: tuple[Preset, ...] = (
     # container-locate question needs the placed object visible from the head camera, which most
     # bottom-cabinet layers are not (see the build report). General VQA: 3 per subtype.
     Preset("mini", MANIPULATION_EVAL_TASKS, 2, 4, 8,
-           GeneralPlan(*_general_counts(3), activities=6, layouts=1, views=3, rotations=1, navigations=1),
+           GeneralPlan(*_general_counts(3), activities=6, layouts=1, views=6, rotations=1, navigations=1),
            navigation_per_task=2),
     # The paper's counts exactly: general VQA (Table S1: 1,078 single-frame, 494 multi-frame over 49
     # activities), task-grounded manipulation 1,082 and navigation 602 questions, 1,240 IR queries
