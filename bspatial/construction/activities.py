@@ -275,7 +275,7 @@ def _storage(x0: float, y: float, rng) -> tuple[ObjectSpec, StorageUnit]:
     if rng.integers(2):
         unit, kind, depth = bookcase("storage_0", front_x=0.0, y_center=0.0, rows=3, columns=2), "grid", 0.32
     else:
-        unit, kind, depth = shelving("storage_0", "shelf", front_x=0.0, y_center=0.0, width=1.0, depth=0.35, height=1.25,
+        unit, kind, depth = shelving("storage_0", "shelf", front_x=0.0, y_center=0.0, width=STORAGE_WIDTH_M, depth=0.35, height=1.25,
                                      n_layers=4, texture=wood_texture("storage_0_wood", (180, 150, 110), seed=7)), "layers", 0.35
     back = x0 + 0.02
     # Turned by pi: local (lx, ly) -> world (back + depth - lx, y - ly).

@@ -553,8 +553,8 @@ def _seed(*parts) -> int:
 
 FRAMES_FOLDER = "general-frames"
 """Staging folder (under the build's records root) of the candidate frames' images: every activity writes its
-frames there (:func:`activity_frames`); :func:`write_general_records` moves the chosen ones to ``images/`` and
-removes the rest."""
+frames there (:func:`activity_frames`, one build job per activity); :func:`write_general_records` moves the
+chosen ones to ``images/`` and removes the rest."""
 
 
 @dataclass
@@ -564,22 +564,6 @@ class ActivityPools:
     activity: str
     single: list[Candidate]
     multi: list[Candidate]
-
-
-def write_general(sim: SimBackend, plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
-    """Every activity's frames (:func:`activity_frames`), then the records (:func:`write_general_records`), all in
-    this process (the build runs each activity as a job of its own, then the records step).
-
-    Raises:
-        GeneralShortfall: a (setting, category, subtype) has too few candidates.
-    """
-    from tqdm.auto import tqdm
-
-    from bspatial.construction.activities import GENERAL_ACTIVITIES
-
-    pools = [activity_frames(sim, plan, seed, activity, root)
-             for activity in tqdm(GENERAL_ACTIVITIES[: plan.activities], desc="general VQA", disable=None)]
-    return write_general_records(pools, plan, seed, root, handle)
 
 
 def activity_frames(sim: SimBackend, plan: GeneralPlan, seed: int, activity: str, root) -> ActivityPools:
