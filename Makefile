@@ -3,6 +3,8 @@ SHELL := /bin/bash
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# pytest-xdist workers of make test: the suite is mostly single-threaded CPU work, and CI has 2 cores
+TEST_WORKERS ?= 2
 
 .PHONY: demo test venv ffmpeg browser clean
 
@@ -10,7 +12,7 @@ demo: $(STAMP) ffmpeg
 	$(VENV)/bin/bspatial demo
 
 test: $(STAMP) ffmpeg browser
-	$(VPY) -m pytest -q --durations=25
+	$(VPY) -m pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadscope
 
 venv: $(STAMP)
 

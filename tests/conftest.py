@@ -1,11 +1,59 @@
 """Fixtures shared across test folders: one local Ray cluster for every Ray test of a session (its start-up
-takes ~12 s on a 2-core machine, so it is paid once)."""
+takes ~12 s on a 2-core machine, so it is paid once); and how ``make test`` splits the suite over pytest-xdist
+workers (:func:`pytest_xdist_make_scheduler`)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+RAY_TEST_FILES = frozenset({"test_executors.py", "test_build_ray.py", "test_demos_ray.py", "test_rollout_ray.py"})
+"""The files whose tests use the session's Ray cluster."""
+
+FOLDERS_SHARING_SESSION_FIXTURES = frozenset({"analysis", "openpi", "lmms_eval"})
+"""Test folders whose conftest builds something costly once per session (rollout runs, a served policy, the
+lmms-eval venv and its run): their tests stay on one xdist worker so it is built once."""
+
+METRIC_LOADERS = "metric-modules"
+"""The group of the metric modules' doctests and tests/metrics: they ``evaluate.load`` our metric scripts in
+the test process, and two workers doing so at once on a fresh machine broke one import (measured: "No module
+named 'evaluate_modules.metrics.bspatial_action'" in a doctest while the other worker loaded metrics too)."""
+
+
+def xdist_group_of(nodeid: str) -> str:
+    """The group of the test ``nodeid`` (``path::name``): the tests of one group run on one xdist worker, in order.
+
+    A file is its own group (its module fixtures are built once); the Ray tests are one group, since one cluster
+    serves them and :class:`RayActorKiller` SIGKILLs any of our Ray actors on the machine, which must not be
+    another worker's; so are the :data:`METRIC_LOADERS` and each folder of
+    :data:`FOLDERS_SHARING_SESSION_FIXTURES`."""
+    path = Path(nodeid.split("::", 1)[0])
+    if path.name in RAY_TEST_FILES:
+        return "ray"
+    if path.parts[0] == "metrics" or path.parts[:2] == ("tests", "metrics"):
+        return METRIC_LOADERS
+    if path.parent.name in FOLDERS_SHARING_SESSION_FIXTURES:
+        return f"folder:{path.parent}"
+    return f"file:{path}"
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``make test`` (``-n 2``) schedules by :func:`xdist_group_of`.
+
+    Why not ``--dist loadgroup`` with ``xdist_group`` marks added at collection: on pytest 9.2 the node-id
+    suffix those marks work through no longer takes effect, and the groups are silently ignored
+    (pytest-dev/pytest-xdist#1386; measured here: a file's tests, and the Ray tests, spread over both workers).
+    A scheduler that computes the group from the node id needs nothing of collection."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group_of(nodeid)
+
+    return GroupScheduling(config, log)
+
 
 RAY_TEST_CPUS = 2
 """The issue's test cluster: a local Ray cluster with 2 CPUs."""

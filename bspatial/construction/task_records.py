@@ -59,7 +59,9 @@ def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, ro
     # Questions beyond a variant's quota (round 0): the prior-balanced pick chooses among them.
     spare_vqa = {v: (preset.vqa_choice - 1) * n for v, n in need_vqa.items()}
     kept_vqa: dict[str, int] = dict.fromkeys(variants, 0)
-    drafts: list[tuple[str, dict, str, bytes]] = []  # (variant, row, image path, PNG bytes)
+    # (variant, row, image path, RGB frame): encoded only if picked; PNG encoding was a third of a task job's
+    # time, and with vqa_choice > 1 most drafts are dropped.
+    drafts: list[tuple[str, dict, str, np.ndarray]] = []
     reasons: dict[str, int] = {}
     # Round 0 fills each variant's quota; a variant whose frames never qualify (e.g. a fridge layer the
     # head camera cannot see) hands its remainder to the variants that did, drawn in round 1
@@ -119,7 +121,7 @@ def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, ro
                                         metadata={**meta, "camera": shown.camera_dict(), "frame": q.frame,
                                                   "marks": [[m[0], list(m[1])] for m in q.marks],
                                                   "objects": objects, **q.metadata}).to_row()
-                        drafts.append((variant, row, image, png_bytes(rgb)))
+                        drafts.append((variant, row, image, rgb))
                         if need_vqa[variant] > 0:
                             need_vqa[variant] -= 1
                             kept_vqa[variant] += 1
@@ -182,11 +184,12 @@ def _ask(sim: SimBackend, instance, record, goal, draw: int):
         raise Rejected(f"with a copy added: {why}") from None
 
 
-def _write_drafts(drafts: list[tuple[str, dict, str, bytes]], kept: dict[str, int], root: Path, vqa,
+def _write_drafts(drafts: list[tuple[str, dict, str, np.ndarray]], kept: dict[str, int], root: Path, vqa,
                   rng: np.random.Generator) -> None:
     """Write ``kept[variant]`` of each variant's drafted questions (all of them when there are no more):
     a prior-balanced pick (:func:`~bspatial.construction.debias.balanced_choice`), in draft order."""
     from bspatial.construction.debias import balanced_choice
+    from bspatial.construction.frames import png_bytes
     from bspatial.construction.quality import answer_text
 
     if len(drafts) > sum(kept.values()):
@@ -194,6 +197,6 @@ def _write_drafts(drafts: list[tuple[str, dict, str, bytes]], kept: dict[str, in
         picked = set(balanced_choice([row for _, row, _, _ in drafts], sum(kept.values()), answers, rng,
                                      frames=[variant for variant, _, _, _ in drafts], room=dict(kept)))
         drafts = [d for i, d in enumerate(drafts) if i in picked]
-    for _, row, image, data in drafts:
-        (root / image).write_bytes(data)
+    for _, row, image, rgb in drafts:
+        (root / image).write_bytes(png_bytes(rgb))
         vqa.write(json.dumps(row, sort_keys=True) + "\n")
