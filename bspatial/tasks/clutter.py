@@ -40,6 +40,10 @@ CLEARANCE_M = 0.08
 """Free gap between a clutter object's footprint and any other object on its surface."""
 CORRIDOR_GAP_M = 0.04
 """Extra half width of the robot-to-object corridors clutter keeps out of (beyond both footprints)."""
+FLOOR_CORRIDOR_GAP_M = 0.3
+"""On the floor the robot drives to the candidate: the corridor's extra half width is the base's (0.27 m, the
+R1Pro shell's half width) plus a margin (measured: with :data:`CORRIDOR_GAP_M` a backpack 0.33 m off the line
+to a soda can stopped the expert's base, 1 of 120 episodes)."""
 EDGE_MARGIN_M = 0.03
 """A clutter object's footprint stays this far inside its surface's edge."""
 GOAL_KEEP_OUT_M = 0.15
@@ -48,6 +52,9 @@ that reaches the goal point, on both sides."""
 VIEW_HALF_WIDTH_M = 0.6
 """Clutter stands within this lateral distance of the robot's heading line, where the head camera sees it
 (at the counters' 0.7-1.2 m it spans about +-0.55 m); clutter out of view would change nothing a viewer sees."""
+FLOOR_VIEW_SLOPE = 0.6
+"""On the floor, the head camera's view widens with the distance: clutter there stands within this many metres
+of the heading line per metre ahead (or :data:`VIEW_HALF_WIDTH_M`, whichever is wider)."""
 PLACEMENT_TRIES = 80
 """(Category, size, position) draws per clutter object before it is left out."""
 
@@ -56,10 +63,16 @@ _KITCHEN = ("mug", "water_glass", "salt_shaker", "pitcher", "olive_oil_bottle", 
 _TABLE = ("mug", "water_glass", "salt_shaker", "pitcher", "wine_bottle", "vase", "wineglass")
 _DESK = ("mug", "water_glass", "vase", "water_bottle", "laptop")
 _BED = ("pillow", "sock", "hand_towel", "newspaper", "laptop")
+# Low things a living-room floor holds (at most ~0.5 m tall, so no furniture a question names hides behind
+# one from the head camera); no can, bin or box: the floor tasks' instructions name cans of soda and boxes.
+_FLOOR = ("bucket", "wicker_basket", "backpack", "pot_plant", "pillow", "sock", "newspaper")
+FLOOR = "floor"
+"""The key of :data:`CLUTTER_KINDS` for a floor surface (owner ``""``): a generator whose candidates stand on
+the floor declares the floor area around them as a surface, and clutter stands there too."""
 CLUTTER_KINDS: dict[str, tuple[str, ...]] = {
-    "countertop": _KITCHEN, "breakfast_table": _TABLE, "desk": _DESK, "bed": _BED}
-"""Clutter categories by the category of the furniture whose top they stand on (other furniture gets none:
-shelf and container layers are placement answer spaces)."""
+    "countertop": _KITCHEN, "breakfast_table": _TABLE, "desk": _DESK, "bed": _BED, FLOOR: _FLOOR}
+"""Clutter categories by the category of the furniture whose top they stand on, or :data:`FLOOR` (other
+furniture gets none: shelf and container layers are placement answer spaces)."""
 NO_CLUTTER_TASKS = frozenset({"reach_item"})
 """Tasks whose instruction names every object on the surface ("the largest item from the countertop")."""
 
@@ -109,19 +122,34 @@ def _inside(polygon: np.ndarray, xy: np.ndarray, margin: float) -> bool:
     return True
 
 
-def _in_corridor(xy: np.ndarray, radius: float, origin: np.ndarray, end: np.ndarray, end_radius: float) -> bool:
-    """A disc at ``xy`` meets the corridor from ``origin`` to ``end`` (its half width: both radii + the gap)."""
+def _in_corridor(xy: np.ndarray, radius: float, origin: np.ndarray, end: np.ndarray, end_radius: float,
+                 gap: float = CORRIDOR_GAP_M) -> bool:
+    """A disc at ``xy`` meets the corridor from ``origin`` to ``end`` (its half width: both radii + ``gap``)."""
     along = end - origin
     length = float(np.linalg.norm(along))
     if length < 1e-9:
-        return float(np.linalg.norm(xy - origin)) < radius + end_radius + CORRIDOR_GAP_M
+        return float(np.linalg.norm(xy - origin)) < radius + end_radius + gap
     t = float(np.clip(np.dot(xy - origin, along) / length ** 2, 0.0, 1.0 + end_radius / length))
-    return float(np.linalg.norm(xy - (origin + t * along))) < radius + end_radius + CORRIDOR_GAP_M
+    return float(np.linalg.norm(xy - (origin + t * along))) < radius + end_radius + gap
 
 
 def _on(surface: Surface, obj: ObjectSpec) -> bool:
     lo, hi = object_box(obj).aabb()
     return abs(float(lo[2]) - surface.height) < 0.03 and _inside(surface.polygon, (lo[:2] + hi[:2]) / 2, -0.01)
+
+
+def _stands_at(obj: ObjectSpec, height: float) -> bool:
+    return abs(float(object_box(obj).aabb()[0][2]) - height) < 0.03
+
+
+def _xy_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = object_box(obj).aabb()
+    return lo[:2], hi[:2]
+
+
+def _box_distance(xy: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """Distance from ``xy`` to the axis-aligned box [lo, hi] (0 inside)."""
+    return float(np.linalg.norm(np.maximum(np.maximum(lo - xy, xy - hi), 0.0)))
 
 
 def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(),
@@ -139,14 +167,18 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
     if task in NO_CLUTTER_TASKS:
         return scene
     by_name = {o.name: o for o in scene.objects}
-    owners = {s.owner: by_name[s.owner].category for s in scene.surfaces if s.owner in by_name}
+    owners = {s.owner: by_name[s.owner].category if s.owner else FLOOR for s in scene.surfaces
+              if s.owner in by_name or not s.owner}
     surfaces = [s for s in scene.surfaces if owners.get(s.owner) in CLUTTER_KINDS]
     if not surfaces:
         return scene
     rng = clutter_rng(scene)
     origin = np.array([scene.robot.x, scene.robot.y], float)
-    side = np.array([-np.sin(scene.robot.yaw), np.cos(scene.robot.yaw)])   # the robot's left
-    resting = [o.name for o in scene.objects for s in surfaces if o.name != s.owner and _on(s, o)]
+    heading = np.array([np.cos(scene.robot.yaw), np.sin(scene.robot.yaw)])
+    side = np.array([-heading[1], heading[0]])   # the robot's left
+    # What stands on a furniture top gets a corridor (a reference, a plate, a book); on the floor that would be
+    # the furniture itself, whose corridors (a sofa's is over 2 m wide) would leave no floor free.
+    resting = [o.name for o in scene.objects for s in surfaces if s.owner and o.name != s.owner and _on(s, o)]
     corridors = [_footprint(by_name[n]) for n in dict.fromkeys((*protected, *resting)) if n in by_name]
     corridors += [(np.asarray(g, float)[:2], 0.06) for g in goals]
     used = {o.category for o in scene.objects}
@@ -154,6 +186,9 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
     for i in range(int(rng.integers(CLUTTER_PER_SCENE[0], CLUTTER_PER_SCENE[1] + 1))):
         surface = surfaces[int(rng.integers(len(surfaces)))]
         occupied = [_footprint(o) for o in (*scene.objects, *added) if o.name != surface.owner and _on(surface, o)]
+        # On the floor, furniture whose centre lies outside the area still reaches into it (a sofa behind it):
+        # everything standing on the floor keeps the gap, measured to its box.
+        floor_boxes = [] if surface.owner else [_xy_box(o) for o in (*scene.objects, *added) if _stands_at(o, 0.0)]
         lo, hi = surface.polygon.min(0), surface.polygon.max(0)
         for _ in range(PLACEMENT_TRIES):   # a fresh category, size and spot per try: small things fit more often
             choices = [c for c in CLUTTER_KINDS[owners[surface.owner]] if c not in used]
@@ -164,11 +199,16 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
             centre, radius = _kind_footprint(kind, length, yaw, xy)
             if not _inside(surface.polygon, centre, radius + EDGE_MARGIN_M):
                 continue
-            if abs(float(np.dot(centre - origin, side))) > VIEW_HALF_WIDTH_M:
+            ahead = float(np.dot(centre - origin, heading))
+            view = VIEW_HALF_WIDTH_M if surface.owner else max(VIEW_HALF_WIDTH_M, FLOOR_VIEW_SLOPE * ahead)
+            if abs(float(np.dot(centre - origin, side))) > view:
                 continue
             if any(np.linalg.norm(centre - c) < radius + r + CLEARANCE_M for c, r in occupied):
                 continue
-            if any(_in_corridor(centre, radius, origin, c, r) for c, r in corridors):
+            if any(_box_distance(centre, lo_, hi_) < radius + CLEARANCE_M for lo_, hi_ in floor_boxes):
+                continue
+            gap = CORRIDOR_GAP_M if surface.owner else FLOOR_CORRIDOR_GAP_M
+            if any(_in_corridor(centre, radius, origin, c, r, gap) for c, r in corridors):
                 continue
             if keep_out is not None and np.linalg.norm(centre - keep_out[0]) < keep_out[1] + radius:
                 continue

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from bspatial.catalog.tasks import TaskSpec
-from bspatial.world.furniture import Room, bed, bottom_cabinet, coffee_table, make_scene, sofa, straight_chair, table
-from bspatial.world.spec import ObjectSpec
+from bspatial.world.furniture import Room, bed, bottom_cabinet, coffee_table, make_scene, rect_polygon, sofa, straight_chair, table
+from bspatial.world.spec import ObjectSpec, Surface
 from bspatial.tasks.base import Layout, LayoutRejected
 from bspatial.catalog.thresholds import DISTANCE_MARGIN
 from bspatial.world.relations import Reference, object_box, pick_by_rank, reference_distance
@@ -116,6 +116,19 @@ def _living_room(rng: np.random.Generator, with_sofa: bool) -> tuple[list[Object
     return others, refs, room
 
 
+FLOOR_AROUND_M = 1.0
+"""The floor surface of a floor task reaches this far beyond the area its candidates are scattered in."""
+
+
+def _floor_around(room: Room, x0: float, x1: float, y0: float, y1: float) -> Surface:
+    """The floor around a floor task's candidate area, inside ``room``'s walls, as a surface (owner ``""``):
+    where its clutter stands (:mod:`bspatial.tasks.clutter`) and a decoy copy may stand
+    (:mod:`bspatial.construction.decoys`)."""
+    m = FLOOR_AROUND_M
+    return Surface("floor", "", 0.0, rect_polygon(max(x0 - m, room.x_min), min(x1 + m, room.x_max),
+                                                   max(y0 - m, room.y_min), min(y1 + m, room.y_max)))
+
+
 def reach_soda_can(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
     others, refs, room = _living_room(rng, with_sofa=True)
     colours = [(200, 20, 30), (30, 90, 200), (30, 150, 60), (240, 200, 30)]
@@ -123,7 +136,7 @@ def reach_soda_can(spec: TaskSpec, variant: str, rng: np.random.Generator) -> La
     cans = [objects.can_of_soda(f"can_of_soda_{i}", (*xy[i], 0.0), rgb=colours[int(rng.integers(len(colours)))])
             for i in range(N_SODA_CANS)]
     return _distance_layout(variant, "reach_soda_can", others, cans, refs, "Reach the can of soda {rel} on the floor.",
-                            room=room, top_center=(1.5, 0.0))
+                            room=room, top_center=(1.5, 0.0), surfaces=(_floor_around(room, 0.9, 1.9, -0.5, 0.5),))
 
 
 def reach_storage_box(spec: TaskSpec, variant: str, rng: np.random.Generator) -> Layout:
@@ -134,4 +147,5 @@ def reach_storage_box(spec: TaskSpec, variant: str, rng: np.random.Generator) ->
     boxes = [objects.storage_box(f"storage_box_{i}", s, (*xy[i], 0.0), float(rng.uniform(-0.3, 0.3)),
                                  rgb=tuple(int(c) for c in rng.integers(60, 230, 3))) for i, s in enumerate(sizes)]
     return _distance_layout(variant, "reach_storage_box", others, boxes, refs,
-                            "Reach the storage box {rel} on the floor.", room=room, top_center=(1.5, 0.0))
+                            "Reach the storage box {rel} on the floor.", room=room, top_center=(1.5, 0.0),
+                            surfaces=(_floor_around(room, 1.0, 2.4, -0.9, 0.9),))
