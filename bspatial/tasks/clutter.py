@@ -133,13 +133,13 @@ def _in_corridor(xy: np.ndarray, radius: float, origin: np.ndarray, end: np.ndar
     return float(np.linalg.norm(xy - (origin + t * along))) < radius + end_radius + gap
 
 
-def _on(surface: Surface, obj: ObjectSpec) -> bool:
-    lo, hi = object_box(obj).aabb()
-    return abs(float(lo[2]) - surface.height) < 0.03 and _inside(surface.polygon, (lo[:2] + hi[:2]) / 2, -0.01)
-
-
 def _stands_at(obj: ObjectSpec, height: float) -> bool:
     return abs(float(object_box(obj).aabb()[0][2]) - height) < 0.03
+
+
+def _on(surface: Surface, obj: ObjectSpec) -> bool:
+    lo, hi = object_box(obj).aabb()
+    return _stands_at(obj, surface.height) and _inside(surface.polygon, (lo[:2] + hi[:2]) / 2, -0.01)
 
 
 def _xy_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -185,10 +185,11 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
     added: list[ObjectSpec] = []
     for i in range(int(rng.integers(CLUTTER_PER_SCENE[0], CLUTTER_PER_SCENE[1] + 1))):
         surface = surfaces[int(rng.integers(len(surfaces)))]
+        on_floor = not surface.owner
         occupied = [_footprint(o) for o in (*scene.objects, *added) if o.name != surface.owner and _on(surface, o)]
         # On the floor, furniture whose centre lies outside the area still reaches into it (a sofa behind it):
         # everything standing on the floor keeps the gap, measured to its box.
-        floor_boxes = [] if surface.owner else [_xy_box(o) for o in (*scene.objects, *added) if _stands_at(o, 0.0)]
+        floor_boxes = [_xy_box(o) for o in (*scene.objects, *added) if _stands_at(o, surface.height)] if on_floor else []
         lo, hi = surface.polygon.min(0), surface.polygon.max(0)
         for _ in range(PLACEMENT_TRIES):   # a fresh category, size and spot per try: small things fit more often
             choices = [c for c in CLUTTER_KINDS[owners[surface.owner]] if c not in used]
@@ -200,14 +201,14 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
             if not _inside(surface.polygon, centre, radius + EDGE_MARGIN_M):
                 continue
             ahead = float(np.dot(centre - origin, heading))
-            view = VIEW_HALF_WIDTH_M if surface.owner else max(VIEW_HALF_WIDTH_M, FLOOR_VIEW_SLOPE * ahead)
+            view = max(VIEW_HALF_WIDTH_M, FLOOR_VIEW_SLOPE * ahead) if on_floor else VIEW_HALF_WIDTH_M
             if abs(float(np.dot(centre - origin, side))) > view:
                 continue
             if any(np.linalg.norm(centre - c) < radius + r + CLEARANCE_M for c, r in occupied):
                 continue
             if any(_box_distance(centre, lo_, hi_) < radius + CLEARANCE_M for lo_, hi_ in floor_boxes):
                 continue
-            gap = CORRIDOR_GAP_M if surface.owner else FLOOR_CORRIDOR_GAP_M
+            gap = FLOOR_CORRIDOR_GAP_M if on_floor else CORRIDOR_GAP_M
             if any(_in_corridor(centre, radius, origin, c, r, gap) for c, r in corridors):
                 continue
             if keep_out is not None and np.linalg.norm(centre - keep_out[0]) < keep_out[1] + radius:
