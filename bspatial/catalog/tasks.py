@@ -218,6 +218,21 @@ NAVIGATION_TASKS: tuple[str, ...] = tuple(n for n, s in TASKS.items() if s.is_na
 """The 10 navigation tasks (Tables S2, S11)."""
 
 
+def bare_task_name(task_name: str) -> str:
+    """The instruction of a language-blanked policy: the task's name with underscores read as spaces.
+
+    The one definition for both sides: training with the instruction replaced
+    (``bspatial.modeling``'s ``instruction_source="task_name"``) and rollouts that prompt such a policy the same way
+    (the ``task_name`` condition, :mod:`bspatial.tasks.conditions`). It names the task family only, never which
+    candidate to reach.
+
+    Example:
+        >>> bare_task_name("reach_plate")
+        'reach plate'
+    """
+    return task_name.replace("_", " ").strip()
+
+
 def canonical_task_name(name: str) -> str:
     """Return the canonical name for a task name, a dotted Table S2 spelling or a short alias.
 

@@ -33,17 +33,17 @@ invalid -> no dot), in ``bspatial.modeling.training_data`` (:func:`~bspatial.mod
 
 Recording conventions (issue 17):
 
-* Grippers settled before the first frame: the expert's first action is asked for on the spawn, its gripper
-  command is held (arms and base still) for the unrecorded steps it takes the fingers to get there
-  (:func:`settle_grippers`, within :data:`GRIPPER_SETTLE_TOL`), and the expert then starts on the settled scene,
-  so the first frame already shows the grippers its first action commands (the experts close both hands at the
-  start; the spawn has them open). These are plain physics steps of the simulator (nothing is teleported); the
-  provenance records their number per episode so a replay can do the same (``settle`` in the episode rows).
+* The start state (:mod:`bspatial.tasks.start`, shared with every rollout): the grippers are settled to the task
+  family's start command (closed for manipulation, open for navigation) in unrecorded plain physics steps before
+  the first frame (:class:`~bspatial.tasks.episode.EpisodeRun` does it after every reset), so the first frame shows
+  the grippers the expert's first action commands and a rollout's step 0 shows the same; the provenance records
+  the warm-up's steps per episode (``settle`` in the episode rows).
 * Base velocity ramp: every recorded base command changes by at most
   :data:`bspatial.tasks.experts.motion.BASE_MAX_ACCEL_M_S2` / 30 Hz (planar) and
   :data:`~bspatial.tasks.experts.motion.BASE_MAX_YAW_ACCEL_RAD_S2` / 30 Hz (yaw) per step
-  (:class:`~bspatial.tasks.experts.motion.BaseVelocityRamp`: the manipulation experts ramp themselves; the
-  navigation expert and the paperback prefix are ramped here).
+  (:class:`~bspatial.tasks.experts.motion.BaseVelocityRamp`: the manipulation experts ramp themselves, the
+  navigation expert is ramped by :func:`bspatial.tasks.experts.make_expert` in demos and rollouts alike, and the
+  paperback prefix is ramped here).
 * A dataset card ``README.md`` (template ``hub_cards/dataset_demos.md``,
   :func:`bspatial.construction.cards.render_demos_card`).
 
@@ -105,10 +105,24 @@ from bspatial.common.executors import check_ray_address, import_ray
 from bspatial.common.files import publish_folder, remove_stale_staging, require_folder_path, staging_folder
 from bspatial.common.locks import run_folder_lock
 from bspatial.scoring.ir_target import ir_target_pixel
+from bspatial.tasks.experts.motion import Ramped
+from bspatial.tasks.start import GRIPPER_SETTLE_MAX_STEPS, GRIPPER_SETTLE_TOL, GripperSettleError, settle_grippers, start_gripper_command
 
 logger = logging.getLogger(__name__)
 
 _SVT_LOG_WARNINGS = "2"  # SVT-AV1 log levels: 0 fatal, 1 error, 2 warning, 3 info (default)
+RGB_ONLY = True
+"""Render the policy cameras without depth and segmentation (one pass instead of two): a demonstration stores RGB
+only, and the RGB pixels are the same either way (``benchmarks/demos.py`` measures the saving side by side)."""
+STREAMING_ENCODING = True
+"""lerobot's streaming encoder: each frame goes straight to a per-camera encoder thread, and the image statistics come
+from the encoder, instead of a PNG per frame, a statistics pass that reads the PNGs back and an encoding pass per
+camera at the episode's end (``benchmarks/demos.py`` measures both ways side by side)."""
+ENCODER_QUEUE_FRAMES = 2048
+"""Frames a camera's streaming encoder may hold queued: more than any episode has (the longest step budget plus the
+paperback prefix is under 1,000), so no frame is ever dropped. lerobot's default (30) drops frames with a warning
+when frames arrive faster than the encoder takes them, as they do here: an episode's frames are added at once, after
+it is scored (measured: 2 of 164 left-wrist frames dropped)."""
 EPISODE_COLUMNS: tuple[str, ...] = ("task_name", "variant", "split", "scene_seed", "training_index")
 """Per-episode extras added to ``meta/episodes`` (see the module docstring)."""
 EXACT_STATS_KEYS: tuple[str, ...] = (STATE_KEY, ACTION_KEY)
@@ -135,13 +149,6 @@ ORACLE_IR_VALID_KEY = "oracle.ir_target_valid"
 """1.0 where :data:`ORACLE_IR_TARGET_KEY` holds the oracle point, 0.0 where the box had no valid projection."""
 IR_TARGET_FILL: tuple[float, float] = (POLICY_IMAGE_SIZE / 2, POLICY_IMAGE_SIZE / 2)
 """``oracle.ir_target`` where invalid: the centre of the 224 grid, an in-range pixel (finite statistics)."""
-GRIPPER_SETTLE_TOL = 0.001
-"""Settled: every gripper's normalised opening within this of its command (0.025 mm of finger travel; closing
-from open takes 5 steps)."""
-GRIPPER_SETTLE_MAX_STEPS = 30
-"""Settle steps allowed before the recording gives up (1 s)."""
-
-
 def scene_seed(seed: int, task: str, attempt: int) -> int:
     """The scene seed of a task's ``attempt``-th training configuration under build ``seed``
     (:func:`bspatial.construction.splits.split_seed`; stable across task lists, below 2**61).
@@ -181,8 +188,8 @@ class RecordedEpisode:
         final_box: the manipulated object's (8, 3) corners after the last step (placement tasks).
         base_poses: per step, the measured (x, y, yaw) base pose the step started from.
         prefix_steps: steps of the paperback prefix (Appendix 16.8) before the expert took over; 0 without.
-        settle_steps: unrecorded gripper settle steps before the first frame (:func:`settle_grippers`).
-        settle_command: the (left, right) gripper command held during them (the first action's).
+        settle_steps: unrecorded warm-up steps before the first frame (:func:`bspatial.tasks.start.warm_up`).
+        settle_command: the (left, right) gripper command held during them (the family's start command).
         context_frames: navigation: the (K, 224, 224, 3) uint8 scene-context frames a navigation policy sees
             (:func:`bspatial.construction.context_frames.policy_context_frames`); None for manipulation.
     """
@@ -224,102 +231,28 @@ class RecordedEpisode:
         return targets, valid.astype(np.float32)[:, None]
 
 
-class GripperSettleError(RuntimeError):
-    """The grippers did not reach the expert's first command before the recording started."""
-
-
-def settle_grippers(backend: SimBackend, command, *, steps: int | None = None, tol: float = GRIPPER_SETTLE_TOL,
-                    max_steps: int = GRIPPER_SETTLE_MAX_STEPS) -> int:
-    """Hold the robot still with both grippers commanded to ``command`` until they are there; returns the steps taken.
-
-    The held action is the backend's ``hold_action`` (zero base velocity, the current joints) with the gripper dims
-    (:data:`~bspatial.catalog.schema.GRIPPER_DIMS`) set to ``command``; every step is an ordinary simulator step.
-
-    Args:
-        command: (left, right) normalised gripper commands in [-1, 1] (+1 open).
-        steps: run exactly this many steps (a replay of a recorded settle) instead of stopping when settled.
-        tol: settled when ``|opening - command| <= tol`` for both grippers.
-        max_steps: give up after this many steps.
-
-    Raises:
-        GripperSettleError: a sim error, or not settled within ``max_steps``.
-    """
-    command = np.asarray(command, np.float64).reshape(2)
-    hold = np.asarray(backend.hold_action(), np.float64)
-    hold[list(GRIPPER_DIMS)] = command
-    sides = (PROPRIO_SLICES["left_gripper"].start, PROPRIO_SLICES["right_gripper"].start)
-
-    def settled() -> bool:
-        opening = np.asarray(backend.robot_state().proprio, np.float64)[list(sides)]
-        return bool(np.all(np.abs(opening - command) <= tol))
-
-    def step() -> None:
-        result = backend.step(hold)
-        if result.status != "ok":
-            raise GripperSettleError(f"sim_error while settling the grippers: {result.message}")
-
-    if steps is not None:
-        for _ in range(steps):
-            step()
-        return steps
-    taken = 0
-    while not settled():
-        if taken >= max_steps:
-            raise GripperSettleError(f"grippers not within {tol} of {command.tolist()} after {taken} steps")
-        step()
-        taken += 1
-    return taken
-
-
-class _Ramped:
-    """A policy whose base commands go through :class:`~bspatial.tasks.experts.motion.BaseVelocityRamp` (reset at
-    step 0). For the policies that do not ramp themselves: the navigation expert and the paperback prefix."""
-
-    def __init__(self, policy) -> None:
-        self.policy = policy
-        self.ramp = None
-
-    def __call__(self, observation) -> np.ndarray:
-        from bspatial.tasks.experts.motion import BaseVelocityRamp
-
-        if self.ramp is None or observation.step == 0:
-            self.ramp = BaseVelocityRamp()
-        return self.ramp(np.asarray(self.policy(observation)))
-
-
 class _RecordingPolicy:
     """Wraps an expert: stores what each step observed and what the expert commanded.
 
-    At step 0 it first settles the grippers on the expert's first command (:func:`settle_grippers`) and asks the
-    expert again on the settled scene (the experts restart at step 0), so the first recorded frame already shows
-    the grippers that action commands.
+    The episode starts from the start state (:mod:`bspatial.tasks.start`: grippers settled to the family's start
+    command before step 0, by :class:`~bspatial.tasks.episode.EpisodeRun`), so the first recorded frame is what a
+    rollout's policy sees at step 0. An expert whose first gripper command is not that start command would make the
+    first frames show grippers moving that no rollout starts with: refused (:class:`GripperSettleError`).
     """
 
     def __init__(self, backend: SimBackend, expert, episode: RecordedEpisode) -> None:
         self.backend, self.expert, self.episode = backend, expert, episode
         self.reach = episode.instance.family in ("reach", "reach_base_proximity")
 
-    def _settled_start(self, observation):
-        """(first action, observation of the settled scene)."""
-        from bspatial.tasks.episode import Observation
-
-        action = np.asarray(self.expert(observation))
-        command = action[list(GRIPPER_DIMS)]
-        self.episode.settle_command = tuple(float(g) for g in command)
-        self.episode.settle_steps = settle_grippers(self.backend, command)
-        if not self.episode.settle_steps:
-            return action, observation
-        observation = Observation(0, observation.instruction, self.backend.robot_state(),
-                                  {c: self.backend.render(c) for c in observation.images})
-        return np.asarray(self.expert(observation)), observation
-
     def __call__(self, observation) -> np.ndarray:
-        if observation.step == 0:
-            action, observation = self._settled_start(observation)
-        else:
-            action = self.expert(observation)
-        action = np.asarray(action, np.float32)
+        action = np.asarray(self.expert(observation), np.float32)
         ep, head = self.episode, observation.images[CAMERAS[0]]
+        if observation.step == 0:
+            start = np.asarray(start_gripper_command(ep.instance))
+            first = action[list(GRIPPER_DIMS)].astype(np.float64)
+            if np.any(np.abs(first - start) > GRIPPER_SETTLE_TOL):
+                raise GripperSettleError(f"the expert's first gripper command {first.tolist()} is not the start "
+                                         f"state's {start.tolist()} (bspatial.tasks.start)")
         ep.images.append({c: observation.images[c].rgb for c in CAMERAS})
         ep.states.append(np.asarray(observation.state.proprio, np.float32))
         ep.actions.append(action.copy())
@@ -414,6 +347,17 @@ def paperback_prefix_spawn(instance):
     return dataclasses.replace(start, x=float(p[0]), y=float(p[1]), yaw=yaw), books
 
 
+def _run_recording(backend: SimBackend, instance, policy: _RecordingPolicy, split: str, episode: RecordedEpisode):
+    """The episode loop with the policy cameras rendered; the warm-up's steps and command go to ``episode``."""
+    from bspatial.tasks.episode import EpisodeRun
+
+    run = EpisodeRun(backend, instance, split=split)
+    episode.settle_steps, episode.settle_command = run.warm_up_steps, start_gripper_command(instance)
+    while not run.done:
+        run.step(policy(run.observation(CAMERAS, rgb_only=RGB_ONLY)))
+    return run.result()
+
+
 def record_episode(backend: SimBackend, instance, split: str = "train", *, prefix_to=None) -> tuple[RecordedEpisode | None, str]:
     """Run the scripted expert on ``instance`` with the policy cameras; (episode, "") if scored correct.
 
@@ -424,16 +368,15 @@ def record_episode(backend: SimBackend, instance, split: str = "train", *, prefi
     Returns ``(None, reason)`` for an episode the rules do not score ``correct`` (reason: the outcome
     label, or the status for a sim error).
     """
-    from bspatial.tasks.episode import run_episode
     from bspatial.tasks.experts import make_expert
 
     backend.load(instance.scene)
     episode = RecordedEpisode(instance)
     expert = make_expert(backend, instance)   # a ScriptedExpert: ramps its own base commands
     prefix = None if prefix_to is None else _PrefixPolicy(backend, expert, prefix_to)
-    policy = _RecordingPolicy(backend, expert if prefix is None else _Ramped(prefix), episode)
+    policy = _RecordingPolicy(backend, expert if prefix is None else Ramped(prefix), episode)
     try:
-        result = run_episode(backend, instance, policy, split=split, cameras=CAMERAS)
+        result = _run_recording(backend, instance, policy, split, episode)
     except GripperSettleError as error:
         return None, f"settle failed: {error}"
     episode.prefix_steps = 0 if prefix is None else prefix.steps
@@ -452,15 +395,14 @@ def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: 
     A kept episode also carries its scene-context frames (``episode.context_frames``), rendered after the run.
     """
     from bspatial.construction.context_frames import policy_context_frames
-    from bspatial.tasks.episode import run_episode
-    from bspatial.tasks.experts.navigation import NavigationExpert
+    from bspatial.tasks.experts import make_expert
     from bspatial.tasks.navigation import sample_validated_instance
 
     instance, _ = sample_validated_instance(backend, task, seed)   # loads the scene; ValueError: no valid spawn
     episode = RecordedEpisode(instance)
-    policy = _RecordingPolicy(backend, _Ramped(NavigationExpert(backend, instance)), episode)
+    policy = _RecordingPolicy(backend, make_expert(backend, instance), episode)   # the ramped navigation expert
     try:
-        result = run_episode(backend, instance, policy, split=split, cameras=CAMERAS)
+        result = _run_recording(backend, instance, policy, split, episode)
     except GripperSettleError as error:
         return None, f"settle failed: {error}"
     if result.status == "sim_error":
@@ -816,7 +758,8 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
     if round(1.0 / CONTROL_DT) != CONTROL_HZ:
         raise ValueError(f"CONTROL_HZ={CONTROL_HZ} must equal the simulator's control rate {1.0 / CONTROL_DT:g} Hz")
     dataset = LeRobotDataset.create(REPO_ID, fps=CONTROL_HZ, features=demo_features(), root=root, use_videos=True,
-                                    robot_type="r1pro")
+                                    robot_type="r1pro", streaming_encoding=STREAMING_ENCODING,
+                                    encoder_queue_maxsize=ENCODER_QUEUE_FRAMES)
     try:
         rows, rejected, frames = _record_all(dataset, names, episodes_per_task, seed, split, paperback_prefix,
                                              spa_withheld, workers, ray)

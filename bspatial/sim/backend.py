@@ -40,8 +40,8 @@ class CameraFrame:
     Attributes:
         camera: camera name.
         rgb: (H, W, 3) uint8.
-        depth: (H, W) float32 metric z-depth (m); 0 where nothing was hit.
-        segmentation: (H, W) int32 instance ids, -1 for background.
+        depth: (H, W) float32 metric z-depth (m); 0 where nothing was hit. None in an ``rgb_only`` render.
+        segmentation: (H, W) int32 instance ids, -1 for background. None in an ``rgb_only`` render.
         id_to_name: instance id -> object name for every id the backend assigns (not only visible ones).
         K: (3, 3) float64 intrinsics.
         T_world_cam: (4, 4) float64 camera-to-world transform, OpenCV axes.
@@ -49,8 +49,8 @@ class CameraFrame:
 
     camera: str
     rgb: np.ndarray
-    depth: np.ndarray
-    segmentation: np.ndarray
+    depth: np.ndarray | None
+    segmentation: np.ndarray | None
     id_to_name: dict[int, str]
     K: np.ndarray
     T_world_cam: np.ndarray
@@ -65,6 +65,8 @@ class CameraFrame:
 
     def mask(self, name: str) -> np.ndarray:
         """Boolean (H, W) mask of the instance called ``name``."""
+        if self.segmentation is None:
+            raise ValueError(f"camera {self.camera!r} was rendered rgb_only: it has no segmentation to mask {name!r}")
         ids = [i for i, n in self.id_to_name.items() if n == name]
         if not ids:
             raise ValueError(f"name must be an instance of this frame, one of {sorted(set(self.id_to_name.values()))}, got {name!r}")
@@ -216,8 +218,10 @@ class SimBackend(Protocol):
     def step(self, action: np.ndarray) -> StepResult:
         """Apply one 23-dim action (:data:`ACTION_SLICES`) for one control period."""
 
-    def render(self, camera: str, *, width: int | None = None, height: int | None = None) -> CameraFrame:
-        """RGB, depth, instance segmentation, K and T_world_cam of one camera."""
+    def render(self, camera: str, *, width: int | None = None, height: int | None = None,
+               rgb_only: bool = False) -> CameraFrame:
+        """RGB, depth, instance segmentation, K and T_world_cam of one camera; ``rgb_only``: depth and segmentation
+        None (a backend may then skip their cost)."""
 
     def contacts(self) -> list[Contact]:
         """Current contacts between bodies, with normal force."""

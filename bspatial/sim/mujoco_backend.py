@@ -496,8 +496,10 @@ class MujocoBackend:
 
     # ------------------------------------------------------------------ rendering
 
-    def render(self, camera: str, *, width: int | None = None, height: int | None = None) -> CameraFrame:
-        """RGB + depth + instance segmentation of ``camera`` in two passes (see :mod:`bspatial.sim.render`)."""
+    def render(self, camera: str, *, width: int | None = None, height: int | None = None,
+               rgb_only: bool = False) -> CameraFrame:
+        """RGB + depth + instance segmentation of ``camera`` in two passes (see :mod:`bspatial.sim.render`); with
+        ``rgb_only`` one pass, depth and segmentation None (what a policy or a demonstration reads)."""
         self._require_loaded()
         if camera not in self._camera_ids:
             raise ValueError(f"camera must be one of {list(self.cameras)}, got {camera!r}")
@@ -512,7 +514,7 @@ class MujocoBackend:
                 self._gl = gl_context_class()(size, size)
             self._renderer = SegmentationRenderer(self.model, self.geom_instance, size, size, gl=self._gl)
         cam_id = self._camera_ids[camera]
-        rgb, depth, seg = self._renderer.render(self.data, cam_id, width, height)
+        rgb, depth, seg = self._renderer.render(self.data, cam_id, width, height, rgb_only=rgb_only)
         return CameraFrame(camera=camera, rgb=rgb, depth=depth, segmentation=seg, id_to_name=dict(self.id_to_name),
                            K=intrinsics_from_fovy(width, height, float(self.model.cam_fovy[cam_id])),
                            T_world_cam=camera_to_world(self.data.cam_xpos[cam_id], self.data.cam_xmat[cam_id]))

@@ -116,9 +116,11 @@ class SegmentationRenderer:
     def closed(self) -> bool:
         return self._ctx is None
 
-    def render(self, data: mujoco.MjData, camera_id: int, width: int, height: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return (rgb uint8 HxWx3, depth float32 HxW metres (0 = no hit), instance ids int32 HxW)."""
+    def render(self, data: mujoco.MjData, camera_id: int, width: int, height: int, *, rgb_only: bool = False
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Return (rgb uint8 HxWx3, depth float32 HxW metres (0 = no hit), instance ids int32 HxW); with
+        ``rgb_only`` the segmentation pass is skipped and depth and ids are None (the same RGB pixels: the RGB pass
+        is the first of the two either way)."""
         if self._ctx is None:
             raise RuntimeError("render called after close()")
         if not (0 < width <= self.max_width and 0 < height <= self.max_height):
@@ -137,6 +139,8 @@ class SegmentationRenderer:
         flags[seg_flag] = flags[id_flag] = 0
         mujoco.mjr_render(rect, scene, self._ctx)
         mujoco.mjr_readPixels(rgb, None, rect, self._ctx)
+        if rgb_only:
+            return np.ascontiguousarray(rgb[::-1]), None, None
         flags[seg_flag] = flags[id_flag] = 1
         try:
             mujoco.mjr_render(rect, scene, self._ctx)

@@ -16,6 +16,9 @@ otherwise:
 * ``cross_task``: reach tasks only: the candidates are replaced by objects of another task, scaled and placed
   so the concept still picks the same target (:mod:`bspatial.tasks.cross_task`, which also says why no
   placement task admits it);
+* ``task_name``: the instruction replaced by the task's bare name ("reach plate",
+  :func:`bspatial.catalog.tasks.bare_task_name`): how a language-blanked policy (trained on the bare names) is
+  evaluated, and how any policy is asked without the words that pick its target;
 * ``no_intervention``: placement tasks only: the manipulated object already rests at the goal, so
   the right behaviour is to leave it (Spa-Bench: "withholding arm and gripper motion when a goal
   already holds"); scored by :func:`bspatial.scoring.failure_modes.no_intervention_success`.
@@ -38,7 +41,8 @@ import re
 from bspatial.tasks.base import NotApplicable, TaskInstance
 from bspatial.tasks.cross_task import cross_task_instance
 
-CONDITIONS: tuple[str, ...] = ("spatial", "direct", "paraphrase", "direct_paraphrase", "cross_task", "no_intervention")
+CONDITIONS: tuple[str, ...] = ("spatial", "direct", "paraphrase", "direct_paraphrase", "cross_task", "no_intervention",
+                               "task_name")
 """Spa-Bench's conditions as they map onto our tasks (ID / OOD cells are a split, not a condition)."""
 
 PARAPHRASES: tuple[tuple[str, str], ...] = (
@@ -153,6 +157,10 @@ def apply_condition(instance: TaskInstance, condition: str) -> TaskInstance:
         return dataclasses.replace(instance, scene=goal_state_scene(instance))
     if condition == "cross_task":
         return cross_task_instance(instance)
+    if condition == "task_name":
+        from bspatial.catalog.tasks import bare_task_name
+
+        return dataclasses.replace(instance, instruction=bare_task_name(instance.task))
     text = direct_instruction(instance) if condition.startswith("direct") else instance.instruction
     if condition.endswith("paraphrase"):
         text = paraphrase(text)

@@ -57,6 +57,7 @@ from bspatial.scoring.trace import EpisodeTrace
 from bspatial.catalog.schema import ARMS
 from bspatial.sim.backend import CameraFrame, RobotState, SimBackend
 from bspatial.tasks.base import TaskInstance
+from bspatial.tasks.start import warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -214,7 +215,11 @@ class EpisodeRun:
         stop_when_decided: end early once the outcome is committed (see the module docstring).
         load: load ``instance.scene`` into the backend first.
 
+    Construction brings the world to the start state (:func:`bspatial.tasks.start.warm_up`): the warm-up steps are
+    not part of the episode (no row, no step counted), as they are not part of a demonstration.
+
     Attributes:
+        warm_up_steps: simulator steps the warm-up took (grippers settled to the family's start command).
         steps: actions applied so far (a failing one included).
         status: None while running, then "decided", "timeout" or "sim_error".
         state: the robot state the next action is chosen from.
@@ -229,6 +234,8 @@ class EpisodeRun:
             backend.load(instance.scene)
         else:
             backend.reset()
+        # The start state of every episode, demonstration or rollout (bspatial.tasks.start).
+        self.warm_up_steps = warm_up(backend, instance)
         self.backend, self.instance, self.split = backend, instance, split
         self.budget, self.stop_when_decided = budget, stop_when_decided
         self.recorder = _Recorder(backend, instance)
@@ -241,9 +248,10 @@ class EpisodeRun:
     def done(self) -> bool:
         return self.status is not None
 
-    def observation(self, cameras: tuple[str, ...] = ()) -> Observation:
-        """What the policy sees before the next action, with ``cameras`` rendered."""
-        images = {c: self.backend.render(c) for c in cameras}
+    def observation(self, cameras: tuple[str, ...] = (), *, rgb_only: bool = False) -> Observation:
+        """What the policy sees before the next action, with ``cameras`` rendered (``rgb_only``: without depth and
+        segmentation, one render pass instead of two; the same RGB)."""
+        images = {c: self.backend.render(c, rgb_only=rgb_only) for c in cameras}
         return Observation(self.steps, self.instance.instruction, self.state, images)
 
     def step(self, action: np.ndarray) -> Status | None:
@@ -298,7 +306,8 @@ def load_instance(backend: SimBackend, task: str, variant: str, seed: int,
                   transform: Callable[[TaskInstance], TaskInstance] | None = None):
     """Sample ``task``'s instance for ``variant`` and ``seed`` and load it into ``backend``.
 
-    Returns ``(instance, spawn_check)``. Navigation instances come from
+    The world is left in the episode's start state (:func:`bspatial.tasks.start.warm_up`). Returns
+    ``(instance, spawn_check)``. Navigation instances come from
     :func:`bspatial.tasks.navigation.sample_validated_instance` (the spawn passes the physical settling
     checks; ``spawn_check`` holds its measurements); manipulation ones from
     :func:`bspatial.tasks.registry.sample_instance` (``spawn_check`` is None), passed through
@@ -312,9 +321,11 @@ def load_instance(backend: SimBackend, task: str, variant: str, seed: int,
 
         if transform is not None:
             raise ValueError(f"task {task!r}: navigation instances take no transform (conditions are manipulation-only)")
-        return sample_validated_instance(backend, canonical_task_name(task), seed)
-    instance = sample_instance(task, variant, seed)
-    if transform is not None:
-        instance = transform(instance)
-    backend.load(instance.scene)
-    return instance, None
+        instance, check = sample_validated_instance(backend, canonical_task_name(task), seed)
+    else:
+        instance, check = sample_instance(task, variant, seed), None
+        if transform is not None:
+            instance = transform(instance)
+        backend.load(instance.scene)
+    warm_up(backend, instance)   # a policy built on the loaded world sees the start state (bspatial.tasks.start)
+    return instance, check

@@ -72,7 +72,7 @@ def run_agent(backend: SimBackend, episode: EpisodeSpec, source: str, policy: st
     except Exception as error:  # recorded, not hidden: the record says what failed
         record = _record(episode, policy, instruction=instruction, message=f"{type(error).__name__}: {error}")
         return {**record, "agent": {"program_sha256": program_sha(source)}}, None, {}
-    record = finished_record(episode, policy, result.result, instruction=instruction)
+    record = finished_record(episode, policy, result.result, protocol="per_step", instruction=instruction)
     program = result.program
     record["agent"] = {"program_sha256": program_sha(source), "program_outcome": program.outcome,
                        "program_reason": program.reason, "calls": program.calls,

@@ -53,6 +53,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from bspatial.evaluation.rollout.plan import TRAINING_SPLIT   # also served: place_saucer has no other split
 from bspatial.catalog.schema import (ACTION_DIM, ACTION_SLICES, ARMS, CAMERAS, CONSTRUCTION_FRAME_SIZE, CONTROL_HZ,
                                      HEAD_CAMERA, POLICY_IMAGE_SIZE, STATE_DIM, STATE_KEY, image_key)
 
@@ -66,8 +67,8 @@ POLICY_KEYS: dict[str, str] = {**{f"{PIXELS_KEY}/{cam}": image_key(cam) for cam 
 """Env observation key -> the demos' LeRobot feature key (BEHAVIOR's keys, DESIGN §4)."""
 ENV_POLICY = "gymnasium"
 """The ``policy`` field of the env's episode records (the env does not know who chose the actions)."""
-TRAINING_SPLIT = "training"
-"""Served besides the rollout splits: the training manifest (place_saucer has episodes in no other split)."""
+ENV_PROTOCOL = "caller"
+"""The default ``protocol`` of the env's records: whoever steps the env chose every action."""
 
 
 def env_observation(frames: dict[str, np.ndarray], proprio: np.ndarray) -> dict[str, Any]:
@@ -97,17 +98,9 @@ def plan_env_episodes(task: str, split: str, n_episodes: int | None = None) -> l
     Raises:
         ValueError: unknown task or split, or a task with no episodes in the split (naming the known ones).
     """
-    from bspatial.evaluation.rollout.plan import EpisodeSpec, plan_episodes
+    from bspatial.evaluation.rollout.plan import plan_episodes
 
-    if split != TRAINING_SPLIT:
-        return plan_episodes(split, [task], n_episodes)
-    from bspatial.catalog.tasks import canonical_task_name
-    from bspatial.construction.splits import split_episodes
-
-    if n_episodes is not None and (isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 1):
-        raise ValueError(f"n_episodes must be an int >= 1, got {n_episodes!r}")
-    entries = split_episodes(TRAINING_SPLIT, [canonical_task_name(task)], limit=n_episodes)
-    return [EpisodeSpec(e.task, e.variant, e.seed, e.split, e.index, e.training_variant) for e in entries]
+    return plan_episodes(split, [task], n_episodes)
 
 
 def action_space() -> spaces.Box:
@@ -143,6 +136,9 @@ class BSpatialEnv(gym.Env):
         image_size: square render size (the demos' 224 by default).
         render_mode: "rgb_array" (``render()`` returns the head camera's last frame) or None.
         record_dir: folder that receives each finished episode's record (see the module docstring); None = none.
+        protocol: the records' ``protocol`` (how the actions were chosen; the env cannot see it): ``"caller"`` by
+            default, ``"select_action"`` under ``lerobot-eval`` (:class:`~bspatial.evaluation.envs.lerobot_env.
+            BSpatialEnvConfig` says so: lerobot-eval runs the policy's ``select_action``).
 
     Attributes:
         task_name: the canonical task name.
@@ -154,7 +150,8 @@ class BSpatialEnv(gym.Env):
 
     def __init__(self, task: str, split: str | None = None, *, n_episodes: int | None = None,
                  max_steps: int | None = None, cameras: Sequence[str] = CAMERAS, image_size: int = POLICY_IMAGE_SIZE,
-                 render_mode: str | None = "rgb_array", record_dir: str | os.PathLike | None = None) -> None:
+                 render_mode: str | None = "rgb_array", record_dir: str | os.PathLike | None = None,
+                 protocol: str = ENV_PROTOCOL) -> None:
         from bspatial.catalog.tasks import canonical_task_name
         from bspatial.tasks.budgets import step_budget
 
@@ -175,6 +172,7 @@ class BSpatialEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.cameras, self.image_size, self.max_steps, self.render_mode = cameras, image_size, max_steps, render_mode
+        self.protocol = str(protocol)
         self.record_dir = None
         if record_dir is not None:
             from bspatial.common.files import require_folder_path
@@ -238,7 +236,7 @@ class BSpatialEnv(gym.Env):
             self._backend = MujocoBackend(camera_size=self.image_size)
         instance, self._spawn = load_instance(self._backend, episode)
         steps = instance.step_budget if self.max_steps is None else min(self.max_steps, instance.step_budget)
-        self._run = EpisodeRun(self._backend, instance, split=TRACE_SPLIT.get(episode.split, "train"), max_steps=steps)
+        self._run = EpisodeRun(self._backend, instance, split=TRACE_SPLIT[episode.split], max_steps=steps)
         self._episode, self._record = episode, None
         self.task = self.task_description = instance.instruction
         self._obs = self._observe()
@@ -252,8 +250,8 @@ class BSpatialEnv(gym.Env):
         if status is not None:
             from bspatial.evaluation.rollout.episodes import finished_record
 
-            self._record = finished_record(self._episode, ENV_POLICY, self._run.result(), instruction=self.task,
-                                           spawn=self._spawn)
+            self._record = finished_record(self._episode, ENV_POLICY, self._run.result(), protocol=self.protocol,
+                                           instruction=self.task, spawn=self._spawn)
             if self.record_dir is not None:
                 self._write_record()
         if status != "sim_error":   # a failed step leaves no state worth rendering: the last frame stays
@@ -302,7 +300,7 @@ class BSpatialEnv(gym.Env):
         atomic_write_text(path, json.dumps(self._record))
 
     def _observe(self) -> dict[str, Any]:
-        frames = {cam: self._backend.render(cam).rgb for cam in self.cameras}
+        frames = {cam: self._backend.render(cam, rgb_only=True).rgb for cam in self.cameras}
         return env_observation(frames, self._run.state.proprio)
 
     def _info(self) -> dict[str, Any]:

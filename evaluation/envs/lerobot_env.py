@@ -132,7 +132,9 @@ class BSpatialEnvConfig(EnvConfig):
     @property
     def gym_kwargs(self) -> dict:
         return {"split": self.split, "max_steps": self.episode_length, "cameras": self.cameras,
-                "image_size": self.image_size, "render_mode": self.render_mode, "record_dir": self.record_dir}
+                "image_size": self.image_size, "render_mode": self.render_mode, "record_dir": self.record_dir,
+                # lerobot-eval executes the policy's own select_action (PROTOCOLS of bspatial.evaluation.rollout)
+                "protocol": "select_action"}
 
     def create_envs(self, n_envs: int, use_async_envs: bool = False) -> dict[str, dict[int, gym.vector.VectorEnv]]:
         """One vector env of ``n_envs`` copies per task: ``{task: {0: env}}``."""

@@ -16,9 +16,10 @@ import typer
 def rollout(
     policy: Annotated[str, typer.Option(help="'scripted' (task experts), 'random', 'hold' (never moves), scripted-wrong / "
                                              "scripted-memorizer / scripted-stops-short (references), a BSpatialVLA "
-                                             "checkpoint folder, lerobot:<LeRobot checkpoint>[#select_action] or "
-                                             "openpi:ws://<host>:<port>.")],
-    split: Annotated[str, typer.Option(help="Evaluation split: held_out, prompt_probe (manipulation), navigation (Table S11), or spa_id / spa_ood (Spa-Bench ID / OOD cells).")] = "held_out",
+                                             "checkpoint folder, lerobot:<LeRobot checkpoint>[#select_action], "
+                                             "openpi:ws://<host>:<port>, or replay:<bspatial demos folder> (the replay "
+                                             "check, on --split training).")],
+    split: Annotated[str, typer.Option(help="Evaluation split: held_out, prompt_probe (manipulation), navigation (Table S11), spa_id / spa_ood (Spa-Bench ID / OOD cells), or training (the demonstrations' manifest: replay check, in-distribution runs).")] = "held_out",
     tasks: Annotated[Optional[list[str]], typer.Option(
         "--tasks", "--task", help="Task name (repeatable); default: every task of the split.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<policy>-<split>); reruns resume there.")] = None,
@@ -41,7 +42,8 @@ def rollout(
         help="--ir predicted: the grounding VLM's backend spec, e.g. chance, openai:<url>#<model>, a hub id.")] = None,
     condition: Annotated[str, typer.Option(
         help="Spa-Bench condition on the split's scenes: spatial (as planned), direct, paraphrase, "
-             "direct_paraphrase, cross_task (reach tasks) or no_intervention (manipulation splits).")] = "spatial",
+             "direct_paraphrase, cross_task (reach tasks), no_intervention (manipulation splits) or task_name (the "
+             "instruction replaced by the task's bare name: a language-blanked policy's prompt).")] = "spatial",
     allow_errors: Annotated[bool, typer.Option(
         help="Exit 0 although some episodes crashed (they stay in the tables as errors, scored 'none').")] = False,
 ) -> None:

@@ -1,6 +1,8 @@
 """One episode of a rollout run, from instance to result file.
 
-Result file (``<out>/episodes/<task>-<index>.json``): task, variant, seed, split, index, policy, condition,
+Result file (``<out>/episodes/<task>-<index>.json``): task, variant, seed, split, index, policy, protocol (how the
+policy's outputs became actions: :data:`~bspatial.evaluation.rollout.policies.PROTOCOLS`; the gymnasium env's
+records say ``"caller"``: whoever stepped the env chose), condition,
 instruction, status ("decided" / "timeout" / "sim_error" / "error" / "not_applicable"), outcome, soft_credit,
 detail, failure_mode (one of the nine primary modes of :mod:`bspatial.scoring.failure_modes`, or ``success``;
 under the no-intervention condition ``success`` / ``acted_unnecessarily``; null without a trace), secondary_modes
@@ -24,7 +26,7 @@ from typing import Any
 
 from bspatial.common.files import atomic_write_text
 from bspatial.evaluation.rollout.plan import EpisodeSpec, RunSettings
-from bspatial.evaluation.rollout.policies import make_policy
+from bspatial.evaluation.rollout.policies import make_policy, policy_protocol
 from bspatial.sim.backend import SimBackend
 
 logger = logging.getLogger(__name__)
@@ -34,7 +36,8 @@ NAVIGATION_TRACE_SPLIT = "held_out"
 """Trace split of navigation episodes: Appendix 13.4 calls them "held-out navigation instances" (the trace
 schema's splits are train / development / held_out / prompt_probe); the result file keeps split "navigation"."""
 TRACE_SPLIT: dict[str, str] = {"held_out": "held_out", "prompt_probe": "prompt_probe",
-                               "navigation": NAVIGATION_TRACE_SPLIT, "spa_id": "held_out", "spa_ood": "held_out"}
+                               "navigation": NAVIGATION_TRACE_SPLIT, "spa_id": "held_out", "spa_ood": "held_out",
+                               "training": "train"}
 """Trace split per rollout split (the Spa-Bench episodes are unseen configurations, as held-out ones)."""
 EPISODES_DIR = "episodes"
 
@@ -54,7 +57,8 @@ def result_path(out: Path, episode: EpisodeSpec) -> Path:
 
 
 def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
-    base = {**asdict(episode), "policy": policy_spec, "condition": "spatial", "instruction": None, "status": "error",
+    base = {**asdict(episode), "policy": policy_spec, "protocol": None, "condition": "spatial", "instruction": None,
+            "status": "error",
             "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": [],
             "steps": 0,
             "message": "", "trace": None, "ir": None, "spawn": None, "latencies": None, "context_frames": None}
@@ -98,13 +102,14 @@ def _scored(result, condition: str) -> dict[str, Any]:
             "failure_mode": mode, "secondary_modes": list(secondary_annotations(result.trace, mode))}
 
 
-def finished_record(episode: EpisodeSpec, policy_spec: str, result, *, condition: str = "spatial",
+def finished_record(episode: EpisodeSpec, policy_spec: str, result, *, protocol: str, condition: str = "spatial",
                     instruction: str | None = None, spawn: dict[str, Any] | None = None, policy=None) -> dict[str, Any]:
     """The result record (module docstring) of a finished :class:`~bspatial.tasks.episode.EpisodeResult`.
 
     One record format for ``bspatial rollout`` and the gymnasium env (:mod:`bspatial.evaluation.envs`).
     """
-    return _record(episode, policy_spec, condition=condition, instruction=instruction, status=result.status,
+    return _record(episode, policy_spec, protocol=protocol, condition=condition, instruction=instruction,
+                   status=result.status,
                    steps=result.steps, message=result.message, **_scored(result, condition),
                    trace=result.trace.to_dict() if result.trace is not None else None,
                    ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None,
@@ -124,6 +129,7 @@ def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Pa
 
     condition, max_steps = settings.condition, settings.max_steps
     instruction, policy, spawn = None, None, None
+    protocol = policy_protocol(policy_spec)
     try:
         instance, spawn = load_instance(backend, episode, condition)
         instruction = instance.instruction
@@ -137,15 +143,16 @@ def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Pa
         finally:
             if hasattr(policy, "close"):
                 policy.close()   # threaded inference: no computation outlives its episode
-        record = finished_record(episode, policy_spec, result, condition=condition, instruction=instruction,
-                                 spawn=spawn, policy=policy)
+        record = finished_record(episode, policy_spec, result, protocol=protocol, condition=condition,
+                                 instruction=instruction, spawn=spawn, policy=policy)
     except NotApplicable as why:
-        record = _record(episode, policy_spec, condition=condition, status="not_applicable", message=str(why))
+        record = _record(episode, policy_spec, protocol=protocol, condition=condition, status="not_applicable",
+                         message=str(why))
     except Exception as error:  # recorded, not hidden: the result file says what failed
         logger.warning("episode %s (%s, seed %d) crashed: %s: %s", episode.key, episode.variant, episode.seed,
                        type(error).__name__, error)
-        record = _record(episode, policy_spec, condition=condition, instruction=instruction, ir=_ir_summary(policy),
-                         spawn=spawn, message=f"{type(error).__name__}: {error}")
+        record = _record(episode, policy_spec, protocol=protocol, condition=condition, instruction=instruction,
+                         ir=_ir_summary(policy), spawn=spawn, message=f"{type(error).__name__}: {error}")
     if out is not None:
         write_record(out, episode, record)
     return record

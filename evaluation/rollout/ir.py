@@ -159,7 +159,8 @@ class PredictedTarget:
     def __call__(self, frame) -> tuple[int, int] | None:
         from bspatial.evaluation.vlm.predicted_ir import predict_ir_point
 
-        image = self.backend.render(frame.camera, width=GROUNDING_RENDER_SIZE, height=GROUNDING_RENDER_SIZE).rgb
+        image = self.backend.render(frame.camera, width=GROUNDING_RENDER_SIZE, height=GROUNDING_RENDER_SIZE,
+                                    rgb_only=True).rgb
         self.queries += 1
         # Backend errors (a server down) propagate: the episode is recorded as crashed, not as a model miss.
         point = predict_ir_point(self.vlm, image, self.instance.instruction, self.kind,

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 
-ROLLOUT_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe", "navigation", "spa_id", "spa_ood")
+ROLLOUT_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe", "navigation", "spa_id", "spa_ood", "training")
 """Closed-loop protocols of Section 4.3 / 5.1: manipulation held-out and prompt probe, navigation (Table S11);
-and Spa-Bench's in-distribution / withheld-cell episodes (:mod:`bspatial.construction.splits`)."""
+Spa-Bench's in-distribution / withheld-cell episodes (:mod:`bspatial.construction.splits`); and ``training``, the
+training manifest the demonstrations are recorded on (every task; place_saucer is evaluated nowhere else): the
+replay check (``--policy replay:<demos>``) and in-distribution rollouts run there. Not a benchmark split."""
+TRAINING_SPLIT = "training"
 SPLIT_BUILD_SEED = 0
 """Build seed of the split manifests (:data:`bspatial.construction.splits.DEFAULT_BUILD_SEED`, what
 ``bspatial build`` writes); recorded in the run manifest so a resumed run plans the same episodes."""
@@ -57,6 +60,21 @@ class RunSettings:
     condition: str = "spatial"
 
 
+def episode_noise_seed(run_seed: int, scene_seed: int | None) -> int:
+    """The flow-matching noise seed of one episode: drawn from the run's ``--seed`` and the episode's scene seed.
+
+    One rule for every path that samples a learned policy's noise (an in-process checkpoint, a LeRobot policy, the
+    seed our openpi client sends its server), so an episode draws the same noise whichever path runs it.
+
+    Example:
+        >>> episode_noise_seed(0, 7) == episode_noise_seed(0, 7) != episode_noise_seed(1, 7)
+        True
+    """
+    import numpy as np
+
+    return int(np.random.default_rng([int(run_seed), int(scene_seed or 0)]).integers(2**31))
+
+
 def _check_split(split: str) -> str:
     if split not in ROLLOUT_SPLITS:
         raise ValueError(f"unknown split {split!r}; known splits: {', '.join(ROLLOUT_SPLITS)}")
@@ -68,12 +86,18 @@ def _split_count(spec, split: str) -> int:
         from bspatial.construction.splits import SPA_ID_PER_TASK, SPA_OOD_PER_TASK, spa_tasks
 
         return (SPA_ID_PER_TASK if split == "spa_id" else SPA_OOD_PER_TASK) if spec.name in spa_tasks() else 0
+    if split == TRAINING_SPLIT:
+        from bspatial.construction.splits import DEFAULT_TRAINING_PER_TASK
+
+        return DEFAULT_TRAINING_PER_TASK
     return {"held_out": spec.n_heldout, "prompt_probe": spec.n_prompt_probe, "navigation": spec.n_navigation}[split]
 
 
 def _split_registry(split: str):
     from bspatial.tasks.registry import NAVIGATION_REGISTRY, REGISTRY
 
+    if split == TRAINING_SPLIT:
+        return {**REGISTRY, **NAVIGATION_REGISTRY}
     return NAVIGATION_REGISTRY if split == "navigation" else REGISTRY
 
 

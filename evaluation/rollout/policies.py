@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from bspatial.catalog.schema import CONTROL_HZ, STATE_KEY, TASK_KEY, image_key
-from bspatial.evaluation.rollout.plan import RunSettings
+from bspatial.evaluation.rollout.plan import RunSettings, episode_noise_seed
 from bspatial.sim.backend import SimBackend
 
 
@@ -32,10 +32,24 @@ must be a BSpatialVLA checkpoint folder."""
 EXTERNAL_POLICIES: dict[str, str] = {
     "lerobot": "bspatial.evaluation.rollout.policy_lerobot",   # lerobot:<checkpoint folder>
     "openpi": "bspatial.evaluation.rollout.policy_openpi",     # openpi:ws://<host>:<port>
+    "replay": "bspatial.evaluation.rollout.policy_replay",     # replay:<demos folder> (the replay check)
 }
-"""``<kind>:<target>`` specs: policies of other ecosystems, one module per kind, imported only when used. Each
-module provides ``check_spec(target) -> str`` (the normalised target; ``ValueError`` naming what is wrong,
-before any episode) and ``make_policy(target, backend, instance, settings)`` (the per-step policy)."""
+"""``<kind>:<target>`` specs: policies of other ecosystems (and the demonstrations' replay), one module per kind,
+imported only when used. Each module provides ``check_spec(target) -> str`` (the normalised target; ``ValueError``
+naming what is wrong, before any episode), ``make_policy(target, backend, instance, settings)`` (the per-step
+policy) and ``protocol(target) -> str`` (one of :data:`PROTOCOLS`)."""
+PROTOCOLS: tuple[str, ...] = ("chunk_controller", "select_action", "per_step")
+"""How a policy's outputs become the executed actions (the ``protocol`` of every result record):
+
+* ``chunk_controller``: the Appendix 16.3 controller (:class:`~bspatial.evaluation.rollout.controller.ChunkedPolicy`:
+  a 32-step chunk per plan, replanning 10 steps before it runs out, ensembling up to 3 committed plans, the gripper
+  from the newest plan); our checkpoints, openpi servers and LeRobot policies by default. **The benchmark's tables
+  use this one**: it is the paper's (Appendix 16.3), it treats every chunk policy alike whatever its own runtime,
+  and it is what a robot runs when inference is slower than control;
+* ``select_action``: a LeRobot policy's own ``select_action`` every step (its action queue or temporal ensembling),
+  what ``lerobot-eval`` executes (``lerobot:<ckpt>#select_action``), to reproduce a lerobot-eval number;
+* ``per_step``: a callable that chooses every step's action itself (scripted experts, references, random, hold,
+  a replayed demonstration)."""
 CHECKPOINT_MODEL_TYPE = "bspatial_vla"
 """``model_type`` in a checkpoint's config.json (``BSpatialVLAConfig.model_type``)."""
 RANDOM_BASE_SPEED_M_S = 0.1
@@ -99,6 +113,22 @@ def _external(policy_spec: str):
     import importlib
 
     return kind, importlib.import_module(EXTERNAL_POLICIES[kind]), target
+
+
+def policy_protocol(policy_spec: str) -> str:
+    """The :data:`PROTOCOLS` entry of a checked policy spec.
+
+    Example:
+        >>> policy_protocol("scripted"), policy_protocol("/runs/ckpt"), policy_protocol("replay:/data/demos")
+        ('per_step', 'chunk_controller', 'per_step')
+    """
+    if policy_spec in POLICY_KINDS:
+        return "per_step"
+    external = _external(policy_spec)
+    if external is not None:
+        _, module, target = external
+        return module.protocol(target)
+    return "chunk_controller"
 
 
 def checkpoint_ir_mode(policy_spec: str) -> str:
@@ -272,11 +302,15 @@ class EpisodePredictor:
     def __init__(self, predictor: CheckpointPredictor, backend: SimBackend, conditioner=None, context=None) -> None:
         self.predictor, self.backend, self.conditioner, self.context = predictor, backend, conditioner, context
 
+    def render(self, camera: str):
+        """A policy camera: RGB only (a policy reads no depth or segmentation; one render pass, the same pixels)."""
+        return self.backend.render(camera, rgb_only=True)
+
     def __call__(self, observation) -> np.ndarray:
-        return self.predictor(observation, self.backend.render, self.conditioner, self.context)
+        return self.predictor(observation, self.render, self.conditioner, self.context)
 
     def prepare(self, observation) -> dict[str, Any]:
-        return self.predictor.prepare(observation, self.backend.render, self.conditioner, self.context)
+        return self.predictor.prepare(observation, self.render, self.conditioner, self.context)
 
     def infer(self, inputs: dict[str, Any]) -> np.ndarray:
         return self.predictor.infer(inputs)
@@ -314,7 +348,7 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     if policy_spec not in _PREDICTORS:
         _PREDICTORS[policy_spec] = CheckpointPredictor(policy_spec)
     predictor = _PREDICTORS[policy_spec]
-    predictor.reseed(int(np.random.default_rng(episode_seed).integers(2**31)))
+    predictor.reseed(episode_noise_seed(settings.seed, instance.seed))
     conditioner = None
     if predictor.ir_mode != "none":
         conditioner = make_conditioner(ir, predictor.ir_mode, predictor.anchor, backend, instance)

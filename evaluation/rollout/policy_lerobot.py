@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_DIM, ACTION_KEY, CAMERAS, STATE_DIM, STATE_KEY, image_key
+from bspatial.evaluation.rollout.plan import episode_noise_seed
 
 logger = logging.getLogger(__name__)
 
@@ -216,7 +217,7 @@ class LoadedPolicy:
 
         from bspatial.evaluation.envs.env import env_observation
 
-        frames = {cam: (observation.images.get(cam) or backend.render(cam)).rgb for cam in self.cameras}
+        frames = {cam: (observation.images.get(cam) or backend.render(cam, rgb_only=True)).rgb for cam in self.cameras}
         batch = preprocess_observation(env_observation(frames, observation.state.proprio))
         batch["task"] = [observation.instruction]
         return self.preprocessor(self.env_preprocessor(batch))
@@ -269,7 +270,7 @@ def make_policy(target: str, backend, instance, settings):
     loaded = _LOADED[target]
     spec = loaded.spec
     loaded.policy.reset()   # clears action queues / observation history, as lerobot-eval does per rollout
-    loaded.torch.manual_seed(int(np.random.default_rng([int(settings.seed), int(instance.seed or 0)]).integers(2**31)))
+    loaded.torch.manual_seed(episode_noise_seed(settings.seed, instance.seed))
     if spec.select_action:
         if settings.latency_steps or settings.threaded:
             raise ValueError(f"policy lerobot:{target} runs its own select_action; --latency-steps / --threaded "
@@ -281,3 +282,9 @@ def make_policy(target: str, backend, instance, settings):
 
 
 __all__ = ["CHECKPOINT_FILES", "SELECT_ACTION", "LeRobotSpec", "check_spec", "make_policy", "parse_target", "resolve"]
+
+
+def protocol(target: str) -> str:
+    """``select_action`` with ``#select_action``, else the chunk controller (:data:`~bspatial.evaluation.rollout.
+    policies.PROTOCOLS`)."""
+    return "select_action" if parse_target(target)[1] else "chunk_controller"

@@ -16,8 +16,10 @@ chunk (openpi metadata does not carry it reliably), and a horizon below the cont
 threshold replans when the chunk runs out.
 
 Each episode opens its own connection and closes it at the end: openpi's protocol has no reset message, so a
-fresh connection is how a server learns that an episode began. The server's noise cannot be seeded from here
-(the protocol has no seed field); ``--seed`` does not reach it.
+fresh connection is how a server learns that an episode began. Every observation also carries the episode's noise
+seed (:data:`~bspatial.evaluation.serving.protocol.NOISE_SEED_KEY`, :func:`~bspatial.evaluation.rollout.plan.
+episode_noise_seed` of ``--seed`` and the scene seed): ``bspatial serve-policy`` seeds the connection's noise with it,
+so the same checkpoint and episode play the same over the server as in process; openpi's own servers ignore it.
 
 Example:
     bspatial serve-policy runs/policy/pretrained_model --port 8000 &
@@ -34,7 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_DIM, CAMERAS
-from bspatial.evaluation.rollout.plan import RunSettings
+from bspatial.evaluation.rollout.plan import RunSettings, episode_noise_seed
 from bspatial.evaluation.serving.protocol import ACTIONS_KEY, observation as wire_observation, pack, unpack
 from bspatial.sim.backend import SimBackend
 
@@ -167,12 +169,12 @@ class OpenPIPredictor:
     """``observation -> chunk`` over a connection; ``prepare`` renders (simulator thread), ``infer`` asks the
     server (may run in the controller's worker thread)."""
 
-    def __init__(self, connection: OpenPIConnection, backend: SimBackend) -> None:
-        self.connection, self.backend = connection, backend
+    def __init__(self, connection: OpenPIConnection, backend: SimBackend, noise_seed: int | None = None) -> None:
+        self.connection, self.backend, self.noise_seed = connection, backend, noise_seed
 
     def prepare(self, observation) -> dict[str, Any]:
-        images = {cam: (observation.images.get(cam) or self.backend.render(cam)).rgb for cam in CAMERAS}
-        return wire_observation(observation.instruction, observation.state.proprio, images)
+        images = {cam: (observation.images.get(cam) or self.backend.render(cam, rgb_only=True)).rgb for cam in CAMERAS}
+        return wire_observation(observation.instruction, observation.state.proprio, images, self.noise_seed)
 
     def infer(self, inputs: dict[str, Any]) -> np.ndarray:
         return chunk_of(self.connection.infer(inputs), self.connection.url)
@@ -207,9 +209,10 @@ class OpenPIPolicy:
         latencies: threaded mode: simulation steps between each chunk's observation and its arrival.
     """
 
-    def __init__(self, connection: OpenPIConnection, backend: SimBackend, settings: RunSettings) -> None:
+    def __init__(self, connection: OpenPIConnection, backend: SimBackend, settings: RunSettings,
+                 noise_seed: int | None = None) -> None:
         self.connection, self.settings = connection, settings
-        self.predictor = OpenPIPredictor(connection, backend)
+        self.predictor = OpenPIPredictor(connection, backend, noise_seed)
         self.initial_action = backend.hold_action()
         self.chunked = None
 
@@ -244,4 +247,9 @@ def make_policy(target: str, backend: SimBackend, instance, settings: RunSetting
     if ir is not None and getattr(ir, "source", "none") != "none":
         raise ValueError(f"ir={ir.source!r}: an openpi server gets no IR image from the run (only BSpatialVLA "
                          "checkpoints take an IR source)")
-    return OpenPIPolicy(OpenPIConnection(normalise_url(target)), backend, settings)
+    return OpenPIPolicy(OpenPIConnection(normalise_url(target)), backend, settings,
+                        episode_noise_seed(settings.seed, instance.seed))
+
+
+def protocol(target: str) -> str:
+    return "chunk_controller"   # the server's chunks go through the Appendix 16.3 controller

@@ -68,6 +68,12 @@ CAMERA_KEYS: dict[str, str] = {
 """Our camera name -> observation key (BEHAVIOR-1K's openpi names for the R1Pro's three cameras)."""
 IR_IMAGE_KEYS: dict[str, str] = {"ir": "observation/ir_image", "anchor": "observation/anchor_image"}
 """Extra image slots of IR checkpoints (``processing_bspatial_vla``'s ``ir`` and ``anchor``) -> observation key."""
+NOISE_SEED_KEY = "bspatial/noise_seed"
+"""Optional: the episode's flow-matching noise seed (an int >= 0), sent by our rollout client with every observation
+(:func:`bspatial.evaluation.rollout.plan.episode_noise_seed` of ``--seed`` and the scene seed). Our server seeds the
+connection's noise generator with it on the connection's first request, so a served rollout draws the noise an
+in-process rollout of the same episode draws and the two play the same episode; without it the connection's
+generator starts from the server's ``--seed``. Other openpi servers ignore a key they do not read."""
 ACTIONS_KEY = "actions"
 """The reply's action chunk ``(horizon, action_dim)``."""
 TIMING_KEY = "server_timing"
@@ -112,6 +118,21 @@ def unpack(data: bytes) -> Any:
     return msgpack.unpackb(data, object_hook=_decode)
 
 
+def noise_seed_of(observation: dict[str, Any]) -> int | None:
+    """The :data:`NOISE_SEED_KEY` of an observation map, or None without one; ValueError naming the key otherwise.
+
+    Example:
+        >>> noise_seed_of({NOISE_SEED_KEY: np.int64(5)}), noise_seed_of({})
+        (5, None)
+    """
+    if NOISE_SEED_KEY not in observation:
+        return None
+    value = observation[NOISE_SEED_KEY]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or int(value) < 0:
+        raise ValueError(f"observation {NOISE_SEED_KEY!r} must be an int >= 0, got {value!r}")
+    return int(value)
+
+
 def action_layout() -> dict[str, list[int]]:
     """Part of the 23-dim action -> ``[start, stop)`` (:data:`bspatial.catalog.schema.ACTION_SLICES`)."""
     return {name: [s.start, s.stop] for name, s in ACTION_SLICES.items()}
@@ -122,8 +143,10 @@ def state_layout() -> dict[str, list[int]]:
     return {name: [s.start, s.stop] for name, s in PROPRIO_SLICES.items()}
 
 
-def observation(instruction: str, state: np.ndarray, images: dict[str, np.ndarray]) -> dict[str, Any]:
-    """The observation map of one step: ``images`` maps camera names (and ``ir`` / ``anchor``) to RGB frames.
+def observation(instruction: str, state: np.ndarray, images: dict[str, np.ndarray],
+                noise_seed: int | None = None) -> dict[str, Any]:
+    """The observation map of one step: ``images`` maps camera names (and ``ir`` / ``anchor``) to RGB frames;
+    ``noise_seed`` (optional) is sent as :data:`NOISE_SEED_KEY`.
 
     Example:
         >>> obs = observation("pick", np.zeros(84), {"head": np.zeros((4, 4, 3), np.uint8)})
@@ -144,6 +167,8 @@ def observation(instruction: str, state: np.ndarray, images: dict[str, np.ndarra
             # No silent cast: a float frame in [0, 1] would become black.
             raise ValueError(f"image {name!r} must be (H, W, 3) uint8 RGB, got {rgb.dtype} {rgb.shape}")
         out[keys[name]] = np.ascontiguousarray(rgb)
+    if noise_seed is not None:
+        out[NOISE_SEED_KEY] = np.int64(noise_seed)
     return out
 
 

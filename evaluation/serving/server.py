@@ -8,9 +8,11 @@ robot units and ``"server_timing"``.
 
 The checkpoint runs through the same :class:`~bspatial.evaluation.rollout.policies.CheckpointPredictor` as a
 rollout (same processor, same unnormalisation), so a served chunk equals the chunk ``bspatial rollout`` computes
-from the same observation and seed. Noise: each connection gets its own generator seeded with ``--seed`` on
-connect (a connection is an episode: the protocol has no reset message), so a client's n-th request draws the
-n-th noise sample of that seed whatever other clients do. Requests are served one at a time (one model); the
+from the same observation and seed. Noise: each connection gets its own generator (a connection is an episode:
+the protocol has no reset message), seeded on the connection's first request with the episode's noise seed when the
+client sends one (:data:`~bspatial.evaluation.serving.protocol.NOISE_SEED_KEY`: ``bspatial rollout --policy
+openpi:...`` does, so a served episode plays as the in-process one), else with ``--seed``; a client's n-th request
+draws the n-th noise sample of that seed whatever other clients do. Requests are served one at a time (one model); the
 model runs in a worker thread so the event loop keeps answering websocket pings during a long inference.
 
 Example:
@@ -32,8 +34,8 @@ import numpy as np
 
 from bspatial.catalog.schema import STATE_DIM
 from bspatial.evaluation.serving.protocol import (ACTIONS_KEY, CAMERA_KEYS, HEALTH_PATH, INTERNAL_ERROR,
-                                                  IR_IMAGE_KEYS, PROMPT_KEY, STATE_KEY, TIMING_KEY, pack,
-                                                  server_metadata, unpack)
+                                                  IR_IMAGE_KEYS, NOISE_SEED_KEY, PROMPT_KEY, STATE_KEY, TIMING_KEY,
+                                                  noise_seed_of, pack, server_metadata, unpack)
 
 logger = logging.getLogger(__name__)
 
@@ -117,10 +119,10 @@ class CheckpointPolicy:
                                         seed=self.seed)
         self._lock = threading.Lock()
 
-    def new_generator(self):
-        """A connection's noise generator (seeded with :attr:`seed`: a connection is one episode)."""
+    def new_generator(self, seed: int | None = None):
+        """A connection's noise generator, seeded with ``seed`` (the episode's) or else :attr:`seed`."""
         generator = self.torch.Generator()
-        generator.manual_seed(self.seed)
+        generator.manual_seed(self.seed if seed is None else int(seed))
         return generator
 
     def parse(self, observation: Any) -> WireObservation:
@@ -171,6 +173,7 @@ class PolicyServer:
         peer = websocket.remote_address
         logger.info("connection from %s opened", peer)
         generator = self.policy.new_generator()
+        noise_seed, requests = None, 0   # the episode's noise seed, fixed by the connection's first request
         previous_total_ms = None
         try:
             await websocket.send(pack(self.policy.metadata))
@@ -179,6 +182,13 @@ class PolicyServer:
                 start = time.monotonic()
                 try:
                     observation = self._decode(message)
+                    sent = noise_seed_of(observation) if isinstance(observation, dict) else None
+                    if requests == 0 and sent is not None:
+                        noise_seed, generator = sent, self.policy.new_generator(sent)
+                    elif sent != noise_seed:
+                        raise ValueError(f"{NOISE_SEED_KEY!r} changed within a connection ({noise_seed} -> {sent}); "
+                                         "a connection is one episode with one noise seed")
+                    requests += 1
                     reply = await asyncio.to_thread(self.policy.infer, observation, generator)
                 except Exception as error:  # answered, as openpi's server does: a text frame, then close 1011
                     text = (f"bad observation: {error}" if isinstance(error, ValueError)

@@ -11,7 +11,8 @@ import pytest
 from bspatial.construction import demos
 from bspatial.catalog.schema import ACTION_KEY, CAMERAS, CONTROL_HZ as FPS, STATE_KEY
 from bspatial.construction.demos import (EPISODE_COLUMNS, IR_TARGET_FILL, ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY,
-                                         record_demos, settle_grippers)
+                                         record_demos)
+from bspatial.tasks.start import warm_up
 
 TASK = "reach_plate"  # the shortest expert episode (~170 steps)
 CHUNK = 32
@@ -76,8 +77,7 @@ def test_ir_target_lies_on_the_target_in_the_replayed_head_frames(root):
     sim = MujocoBackend(camera_size=224)
     try:
         sim.load(instance.scene)
-        settle = _settle(root)
-        settle_grippers(sim, settle["gripper_command"], steps=settle["steps"])
+        warm_up(sim, instance)   # the start state every episode begins from
         for t, action in enumerate(frames[ACTION_KEY]):
             if t in checked:
                 head = sim.render("head")
@@ -155,18 +155,16 @@ def _episode_meta(root: Path) -> pd.Series:
 
 
 def _replay(sim, instance, actions, settle: dict):
-    """Run the recorded actions open-loop from the instance's spawn, after the recorded gripper settle; returns the
-    episode result."""
-    from bspatial.tasks.episode import run_episode
+    """Run the recorded actions open-loop from the instance's start state (the episode loop's warm-up, which must
+    take the recorded settle's steps); returns the episode result."""
+    from bspatial.tasks.episode import EpisodeRun
 
     queue = [np.asarray(a, np.float64) for a in actions]
-
-    def policy(observation):
-        if observation.step == 0:
-            settle_grippers(sim, settle["gripper_command"], steps=settle["steps"])
-        return queue[observation.step]
-
-    return run_episode(sim, instance, policy, max_steps=len(queue), load=True)
+    run = EpisodeRun(sim, instance, max_steps=len(queue), load=True)
+    assert run.warm_up_steps == settle["steps"]
+    while not run.done:
+        run.step(queue[run.steps])
+    return run.result()
 
 
 def test_demos_are_recorded_on_the_training_split(root):

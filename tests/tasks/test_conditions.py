@@ -90,3 +90,13 @@ def test_withheld_cells_are_variants_whose_components_stay_in_training():
                 assert any(part in v.replace("x", " ").replace("/", " ").split() for v in kept), (name, cell, part)
     with pytest.raises(ValueError, match="unknown task 'reach_moon'"):
         cond.withheld_variants("reach_moon")
+
+
+def test_task_name_condition_prompts_with_the_bare_task_name_and_keeps_the_scene():
+    from bspatial.tasks import sample_instance
+    from bspatial.tasks.conditions import apply_condition
+
+    instance = sample_instance("reach_tool", "leftmost", 3)
+    blank = apply_condition(instance, "task_name")
+    assert blank.instruction == "reach tool" and instance.instruction.startswith("Reach the ")
+    assert blank.scene == instance.scene and blank.target == instance.target

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from bspatial.sim.backend import SimBackend
 from bspatial.tasks.base import TaskInstance
-from bspatial.tasks.experts.motion import ScriptedExpert
+from bspatial.tasks.experts.motion import Ramped, ScriptedExpert
 from bspatial.tasks.experts.navigation import NavigationExpert
 from bspatial.tasks.experts.placement import ContainerPlacementExpert, DirectionalPlacementExpert
 from bspatial.tasks.experts.reach import ReachExpert
@@ -48,9 +48,12 @@ EXPERTS = {"reach": ReachExpert, "reach_base_proximity": ReachExpert,
            "navigation": NavigationExpert}
 
 
-def make_expert(backend: SimBackend, instance: TaskInstance) -> ScriptedExpert:
+def make_expert(backend: SimBackend, instance: TaskInstance):
     """The scripted expert for ``instance``'s outcome-rule family."""
     if instance.family not in EXPERTS:
         raise ValueError(f"no scripted expert for family {instance.family!r} (task {instance.task!r}); "
                          f"known families: {sorted(EXPERTS)}")
-    return EXPERTS[instance.family](backend, instance)
+    expert = EXPERTS[instance.family](backend, instance)
+    # The manipulation experts ramp their own base commands; the navigation expert's are ramped here, so that the
+    # demos and `bspatial rollout --policy scripted` drive it the same way.
+    return Ramped(expert) if instance.family == "navigation" else expert

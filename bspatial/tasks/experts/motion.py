@@ -98,6 +98,24 @@ class BaseVelocityRamp:
         return out
 
 
+class Ramped:
+    """A policy whose base commands go through :class:`BaseVelocityRamp` (reset at step 0), for the policies that do
+    not ramp themselves: the navigation expert (:func:`bspatial.tasks.experts.make_expert`) and the demos' paperback
+    prefix. Attribute access falls through to the wrapped policy."""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+        self.ramp: BaseVelocityRamp | None = None
+
+    def __call__(self, observation) -> np.ndarray:
+        if self.ramp is None or observation.step == 0:
+            self.ramp = BaseVelocityRamp()
+        return self.ramp(np.asarray(self.policy(observation)))
+
+    def __getattr__(self, name: str):
+        return getattr(self.__dict__["policy"], name)
+
+
 class ScriptedExpert:
     """A policy callable over a privileged script (see the module docstring).
 

@@ -59,7 +59,10 @@ def test_expert_driven_env_episode_is_the_scripted_rollout_record(tmp_path, spli
         record = json.loads(json.dumps(env.episode_record))   # what a result file holds
     finally:
         env.close()
-    assert {k: v for k, v in record.items() if k != "policy"} == {k: v for k, v in expected.items() if k != "policy"}
+    # Who chose the actions aside (the env's records cannot know: "caller"; the scripted rollout's: "per_step").
+    assert (record["protocol"], expected["protocol"]) == ("caller", "per_step")
+    ignored = ("policy", "protocol")
+    assert {k: v for k, v in record.items() if k not in ignored} == {k: v for k, v in expected.items() if k not in ignored}
     assert json.dumps(record["trace"]) == json.dumps(expected["trace"])   # byte-equal trace
     assert steps == expected["steps"]
     assert (terminated, truncated) == (expected["status"] == "decided", expected["status"] == "timeout")

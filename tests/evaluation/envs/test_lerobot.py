@@ -48,11 +48,11 @@ def _strict(records) -> float:
     return sum(r["outcome"] == "correct" for r in records) / len(records)
 
 
-def _same_episodes(left: list[dict], right: list[dict]) -> None:
+def _same_episodes(left: list[dict], right: list[dict], ignore: tuple[str, ...] = ("policy",)) -> None:
     """Equal result records (who chose the actions aside) with byte-equal traces."""
     assert [r["index"] for r in left] == [r["index"] for r in right] and left
     for a, b in zip(left, right):
-        assert {k: v for k, v in a.items() if k != "policy"} == {k: v for k, v in b.items() if k != "policy"}, a["index"]
+        assert {k: v for k, v in a.items() if k not in ignore} == {k: v for k, v in b.items() if k not in ignore}, a["index"]
         assert json.dumps(a["trace"]) == json.dumps(b["trace"])
 
 
@@ -197,7 +197,10 @@ def test_lerobot_eval_counts_a_strict_success_as_the_rollout_does(tmp_path):
                            n_episodes=2, start_seed=0)
     assert info["overall"]["pc_success"] == 100 * _strict(rollout) == 50.0
     assert info["per_task"][0]["metrics"]["successes"] == [r["outcome"] == "correct" for r in rollout]
-    _same_episodes(load_results(tmp_path / "records"), rollout)
+    # The scripted rollout chose per step; lerobot-eval's records say select_action (what it runs).
+    assert {r["protocol"] for r in rollout} == {"per_step"}
+    assert {r["protocol"] for r in load_results(tmp_path / "records")} == {"select_action"}
+    _same_episodes(load_results(tmp_path / "records"), rollout, ignore=("policy", "protocol"))
 
 
 @pytest.mark.parametrize("kwargs, message", [

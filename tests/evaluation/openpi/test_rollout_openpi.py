@@ -48,6 +48,27 @@ def test_serve_policy_drives_a_rollout(served, tmp_path):
     assert "| 1 | 0 |" in table   # Held-out n = 1, errors = 0: the episode was scored
 
 
+def test_the_same_checkpoint_and_episode_play_the_same_in_process_and_over_the_server(served, tiny_checkpoint,
+                                                                                       tmp_path):
+    """The server was started with --seed 7; the rollout's --seed 3 still decides the noise: our client sends each
+    episode's noise seed (episode_noise_seed of --seed and the scene seed), which the server seeds the connection
+    with. Two episodes, 40 steps each (a chunk and a replan of each plan's noise): byte-equal traces."""
+    args = ["--n-episodes", "2", "--max-steps", "40", "--seed", "3"]
+    served_run, direct_run = tmp_path / "served", tmp_path / "direct"
+    for policy, out in ((f"openpi:{served.url}", served_run), (str(tiny_checkpoint), direct_run)):
+        result = CliRunner().invoke(app, ["rollout", "--policy", policy, "--split", "held_out", "--tasks", TASK,
+                                          "--out", str(out), "--no-progress", *args])
+        assert result.exit_code == 0, result.output
+    over_wire, in_process = _records(served_run), _records(direct_run)
+    assert len(over_wire) == len(in_process) == 2
+    for a, b in zip(over_wire, in_process):
+        assert a["protocol"] == b["protocol"] == "chunk_controller"
+        assert json.dumps(a["trace"]) == json.dumps(b["trace"]), a["index"]
+        assert (a["outcome"], a["steps"]) == (b["outcome"], b["steps"])
+    # Not a trace that ignores the policy: the two episodes moved the arms differently.
+    assert over_wire[0]["trace"]["eef_positions"] != over_wire[1]["trace"]["eef_positions"]
+
+
 def test_an_openpi_server_of_openpi_client_parts_drives_a_rollout(parts_server, hold_policy, tmp_path):
     horizon = 5   # below the 10-step replanning threshold: a new chunk each time one runs out
     server = parts_server(hold_policy(horizon))   # openpi's default metadata: an empty map
@@ -61,12 +82,15 @@ def test_an_openpi_server_of_openpi_client_parts_drives_a_rollout(parts_server, 
     assert server.connections == 2
     assert len(server.observations) == -(-MAX_STEPS // horizon)   # steps 0, 5, 10
     expected_keys = {"prompt", "observation/state", "observation/egocentric_camera", "observation/wrist_image_left",
-                     "observation/wrist_image_right"}
+                     "observation/wrist_image_right", "bspatial/noise_seed"}
+    from bspatial.evaluation.rollout.plan import episode_noise_seed
+
     for obs in server.observations:
         assert set(obs) == expected_keys
         assert obs["prompt"] == record["instruction"]
+        assert obs["bspatial/noise_seed"] == episode_noise_seed(0, record["seed"])   # --seed 0, the scene seed
         assert obs["observation/state"].shape == (84,) and obs["observation/state"].dtype == np.float32
-        for key in expected_keys - {"prompt", "observation/state"}:
+        for key in expected_keys - {"prompt", "observation/state", "bspatial/noise_seed"}:
             assert obs[key].shape == (224, 224, 3) and obs[key].dtype == np.uint8
             assert obs[key].std() > 0   # a rendered scene, not a blank frame
     # What the server saw at step 0 is the episode's scene right after reset, camera by camera, and its state.
