@@ -8,7 +8,8 @@ machine's load falls on both alike:
   camera, image statistics read back from the PNGs, an encoding pass per camera at the episode's end);
 * ``today``: RGB-only renders (:data:`~bspatial.construction.demos.RGB_ONLY`) and lerobot's streaming encoder
   (:data:`~bspatial.construction.demos.STREAMING_ENCODING`: frames go straight to per-camera encoder threads, the
-  image statistics come from the encoder).
+  image statistics come from the encoder);
+* ``today, head only``: the same with ``bspatial demos --camera head``, the set a head-camera learner needs.
 
 The two switches are module constants of ``demos`` so that this script can set them per round; the datasets are
 checked to hold the same frames (count, state, action) both ways. Issue 33's target: today at least 2x previous.
@@ -26,7 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-WAYS = {"previous": dict(RGB_ONLY=False, STREAMING_ENCODING=False), "today": dict(RGB_ONLY=True, STREAMING_ENCODING=True)}
+WAYS = {"previous": dict(RGB_ONLY=False, STREAMING_ENCODING=False), "today": dict(RGB_ONLY=True, STREAMING_ENCODING=True),
+        "today, head only": dict(RGB_ONLY=True, STREAMING_ENCODING=True)}
+CAMERAS_OF = {"today, head only": ("head",)}
+"""``bspatial demos --camera head``: what a head-camera learner (the CPU ACT of benchmarks/learned.py) needs."""
 
 
 def _frames(root: Path):
@@ -59,21 +63,24 @@ def main() -> int:
                     setattr(demos, name, value)
                 out = Path(tmp) / f"{way}-{round_}"
                 start = time.perf_counter()
-                demos.record_demos(out, tasks=[args.task], episodes_per_task=args.episodes)
+                cameras = {"cameras": CAMERAS_OF[way]} if way in CAMERAS_OF else {}
+                demos.record_demos(out, tasks=[args.task], episodes_per_task=args.episodes, **cameras)
                 seconds[way].append(time.perf_counter() - start)
                 made[way] = _frames(out)
                 shutil.rmtree(out)
-            (n_a, s_a, a_a), (n_b, s_b, a_b) = made.values()
-            if n_a != n_b or not (np.array_equal(s_a, s_b) and np.array_equal(a_a, a_b)):
-                print(f"round {round_}: the two ways recorded different frames ({n_a} vs {n_b})")
-                return 1
+            (n_a, s_a, a_a), *others = made.values()
+            for n_b, s_b, a_b in others:
+                if n_a != n_b or not (np.array_equal(s_a, s_b) and np.array_equal(a_a, a_b)):
+                    print(f"round {round_}: the ways recorded different frames ({n_a} vs {n_b})")
+                    return 1
             print(f"round {round_}: " + ", ".join(f"{w} {seconds[w][-1]:.1f} s" for w in WAYS) + f" ({n_a} frames)",
                   flush=True)
     per_hour = {w: 3600 * args.episodes / float(np.median(s)) for w, s in seconds.items()}
     print(f"\n| way | s per {args.episodes} episodes (median) | episodes per hour |\n|---|---|---|")
     for way in WAYS:
         print(f"| {way} | {float(np.median(seconds[way])):.1f} | {per_hour[way]:.0f} |")
-    print(f"\ntoday / previous: {per_hour['today'] / per_hour['previous']:.2f}x episodes per hour")
+    for way in list(WAYS)[1:]:
+        print(f"{way} / previous: {per_hour[way] / per_hour['previous']:.2f}x episodes per hour")
     return 0
 
 

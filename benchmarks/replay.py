@@ -81,7 +81,8 @@ def main() -> int:
     if args.observations:
         from bspatial.evaluation.conformance.observations import check_observations
 
-        print("\n| task | episode | path | state max abs | pixel mean abs | pixel p99 | passed |\n|---|---|---|---|---|---|---|")
+        print("\n| task | episode | path | state max abs | pixel mean abs (frame t) | (frames t -/+ 1) | pixel p99 | "
+              "passed |\n|---|---|---|---|---|---|---|---|")
         for task in tasks:
             indices = [r["episode_index"] for r in provenance["episodes"] if r["task_name"] == task and not r.get("prefix")]
             for index in indices[:args.observations]:
@@ -89,7 +90,7 @@ def main() -> int:
                 ok &= report.passed
                 for path, r in report.paths.items():
                     print(f"| {task} | {index} | {path} | {r.state_max_abs:.3g} | {r.pixel_mean_abs:.2f} | "
-                          f"{r.pixel_p99:.1f} | {r.passed} |")
+                          f"{r.pixel_neighbour_mean_abs:.2f} | {r.pixel_p99:.1f} | {r.passed} |")
                 for problem in report.cross_path_problems + [p for r in report.paths.values() for p in r.problems]:
                     print(f"- {task} episode {index}: {problem}")
     return 0 if ok else 1

@@ -26,6 +26,7 @@ import yaml
 from bspatial.common.files import atomic_write_text
 from bspatial.construction.cards import fill_template
 
+from .tiny_backbone import OFFLINE_BACKBONES
 from .training_config import TINY_BACKBONE
 
 TEMPLATE = "model_vla.md"  # hub_cards/model_vla.md
@@ -120,12 +121,13 @@ def render_model_card(export_dir: str | os.PathLike, results: Sequence[ProtocolR
         raise ValueError(f"one result per protocol: splits {splits} repeat")
     run = record["run"]
     config, data = run["training_config"], run["data"]
+    offline = config["backbone"] in OFFLINE_BACKBONES   # built here at random, not a Hub model
     title = _title(config["name"], record)
     fields = {
         "title": title,
         "variant_tags_yaml": _yaml_items(_variant_tags(config, model)),
         "datasets_yaml": _yaml({"datasets": [data["repo_id"]]}) if data.get("repo_id") else "",
-        "base_model_yaml": "" if config["backbone"] == TINY_BACKBONE else _yaml({"base_model": config["backbone"]}),
+        "base_model_yaml": "" if offline else _yaml({"base_model": config["backbone"]}),
         "model_index_yaml": _yaml(_model_index(title, results)),
         "export_line": _export_line(record, data),
         "chunk_size": model["chunk_size"], "action_dim": model["action_dim"],
@@ -142,10 +144,12 @@ def render_model_card(export_dir: str | os.PathLike, results: Sequence[ProtocolR
         "dataset_name": data.get("repo_id") or f"local LeRobot folder `{data['root']}`",
         "episodes": data["episodes"], "fingerprint": data["fingerprint"],
         "load_path": "<this folder or its Hub repo id>",
-        "backbone_caveat": ("This export's backbone is the offline random tiny Qwen3.5 (`backbone: tiny`): a test "
-                            "and demo model whose actions carry no meaning." if config["backbone"] == TINY_BACKBONE
-                            else f"The vision-language backbone ({config['backbone']}) keeps its own limitations "
-                                 "and licence."),
+        "backbone_caveat": (
+            "This export's backbone is the offline random tiny Qwen3.5 (`backbone: tiny`): a test and demo model "
+            "whose actions carry no meaning." if config["backbone"] == TINY_BACKBONE else
+            f"This export's backbone is the offline Qwen3.5-shaped `{config['backbone']}` model, initialised at random "
+            "and trained only on the demonstrations named here (no pretrained vision or language)." if offline else
+            f"The vision-language backbone ({config['backbone']}) keeps its own limitations and licence."),
     }
     if template is None:
         from bspatial.common.paths import data_root  # the checkout, or the wheel's share/ folder
@@ -183,13 +187,16 @@ def _variant_tags(config: Mapping, model: Mapping) -> list[str]:
         tags.append("lora")
     if model["ir_mode"] != "none":
         tags.append(f"ir-{model['ir_mode'].replace('_', '-')}")
+    if config.get("instruction_source", "instruction") != "instruction":
+        tags.append("language-blanked")
     if model["first_frame_anchor"]:
         tags.append("first-frame-anchor")
     return tags
 
 
 def _variant_summary(config: Mapping, model: Mapping) -> str:
-    parts = ["LoRA on the backbone" if config["vlm_adapter"] == "lora" else "frozen backbone",
+    adapters = {"lora": "LoRA on the backbone", "full": "backbone trained in full", "frozen": "frozen backbone"}
+    parts = [adapters[config["vlm_adapter"]],
              "expert initialised from a checkpoint (DROID-style)" if config["expert_init"] == "checkpoint"
              else "expert trained from scratch",
              "no IR image" if model["ir_mode"] == "none" else f"{model['ir_mode']} IR image"]

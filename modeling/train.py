@@ -49,7 +49,7 @@ from bspatial.common.files import atomic_write_text, publish_folder
 from bspatial.common.locks import LOCK_FILE, process_lock_name, run_folder_lock
 
 from .model_card import training_record, write_card_files
-from .training_config import TINY_BACKBONE, TrainingConfig, get_preset
+from .training_config import TrainingConfig, get_preset
 from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, check_dataset_root,
                             dataset_episode_count, dataset_fingerprint, dataset_metadata, dataset_repo_id,
                             policy_dataset, process_share, step_seed, task_balanced_weights)
@@ -98,9 +98,11 @@ def build_policy(config: TrainingConfig, meta, init_expert_from: str | None = No
     from .variants import apply_lora, count_parameters, load_action_expert
 
     shapes = {**dataset_shapes(meta), **dict(config.model_overrides)}
+    if config.vlm_adapter == "full":
+        shapes["freeze_vlm"] = False
     torch.manual_seed(config.seed)
-    if config.backbone == TINY_BACKBONE:
-        model = BSpatialVLAForActionPrediction(tiny_backbone.tiny_policy_config(**shapes))
+    if config.backbone in tiny_backbone.OFFLINE_BACKBONES:  # "tiny", "small": random, built offline
+        model = BSpatialVLAForActionPrediction(tiny_backbone.offline_policy_config(config.backbone, **shapes))
         qwen = tiny_backbone.build_tiny_processor()
     else:
         from transformers import AutoProcessor

@@ -1,6 +1,7 @@
 """Training data for BEHAVIOR-Spatial-VLA: the LeRobot dataset with 32-step chunks, uniform sampling
 over tasks, nested per-task subsets, seeded per-step batch sampling, the processor collate, and the
-first-frame-anchor wrapper (Appendix 13.3) and the navigation context-frames wrapper (Appendix 12). Used by :mod:`bspatial.modeling.train`.
+first-frame-anchor wrapper (Appendix 13.3), the navigation context-frames wrapper (Appendix 12) and the
+language-blanked wrapper (bare task names for instructions, :func:`bare_task_name`). Used by :mod:`bspatial.modeling.train`.
 
 Not remote code (imports lerobot).
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bspatial.catalog.tasks import bare_task_name   # one rule with the rollouts' task_name condition
 from bspatial.common.seeds import derive_seed
 from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY, PROVENANCE_FILE
 from .training_config import TrainingConfig
@@ -31,6 +33,7 @@ def episode_tasks(episodes, column: str) -> dict[int, str]:
     for index, value in zip(episodes["episode_index"], episodes[column], strict=True):
         labels[int(index)] = str(value[0]) if isinstance(value, (list, tuple)) and len(value) == 1 else str(value)
     return labels
+
 
 
 def nested_task_subset(tasks: Mapping[int, str], fraction: float, seed: int = 0) -> list[int]:
@@ -237,6 +240,9 @@ def dataset_metadata(dataset_root: str | os.PathLike):
 def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk_size: int):
     """The LeRobot dataset (selected episodes, ``chunk_size``-step action chunks, uint8 frames) and its task labels.
 
+    With ``config.instruction_source="task_name"`` every item's instruction is its episode's bare task name
+    (:class:`TaskNameInstructions`; the set needs the per-episode ``task_name`` column of ``bspatial demos``).
+
     ``chunk_size`` is the policy's (``model.config.chunk_size``): the data follows the model, never a
     second copy of the number.
     """
@@ -250,22 +256,18 @@ def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk
     delta_timestamps = {"action": [i / meta.fps for i in range(chunk_size)]}
     dataset = LeRobotDataset(repo_id, root=dataset_root, episodes=episodes, delta_timestamps=delta_timestamps,
                              return_uint8=True)
+    if config.instruction_source == "task_name":
+        dataset = TaskNameInstructions(dataset, episode_tasks(meta.episodes, "task_name"))
     return dataset, tasks
 
 
-class _PerEpisodeImages(torch.utils.data.Dataset):
-    """A LeRobot dataset wrapper that adds per-episode images to its items, computed once per episode and kept
-    in a small LRU cache (per DataLoader worker). The one place for what both wrappers below share: the
-    pass-through of the LeRobot attributes training reads, the cache, and an empty cache in spawned workers.
-    Subclasses implement ``_compute(episode)`` and ``__getitem__``."""
+class _DatasetWrapper(torch.utils.data.Dataset):
+    """A LeRobot dataset wrapper: passes through the attributes that training and the other wrappers read.
+    Subclasses implement ``__getitem__``."""
 
-    def __init__(self, dataset, cache_size: int):
-        if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
-            raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
-        self.dataset, self.cache_size = dataset, cache_size
-        self._cache: dict[int, Any] = {}
+    def __init__(self, dataset):
+        self.dataset = dataset
 
-    # The LeRobot dataset's attributes that training and the other wrapper read.
     @property
     def meta(self):
         return self.dataset.meta
@@ -286,8 +288,48 @@ class _PerEpisodeImages(torch.utils.data.Dataset):
     def absolute_to_relative_idx(self):
         return self.dataset.absolute_to_relative_idx
 
+    @property
+    def num_episodes(self):
+        return self.dataset.num_episodes
+
     def __len__(self) -> int:
         return len(self.dataset)
+
+
+class TaskNameInstructions(_DatasetWrapper):
+    """A LeRobot dataset whose every item's ``task`` (the instruction) is its episode's bare task name.
+
+    The language-blanked policy (``instruction_source="task_name"``; DESIGN §4b: "our policy with the
+    instruction blanked") sees "reach plate" where the demonstration says "Reach the largest plate from the
+    countertop.", so it can only tell the candidates apart from the images.
+
+    Args:
+        dataset: a ``LeRobotDataset`` (episode-filtered or not).
+        task_names: episode index -> task name (``episode_tasks(meta.episodes, "task_name")``).
+    """
+
+    def __init__(self, dataset, task_names: Mapping[int, str]):
+        super().__init__(dataset)
+        self.instructions = {int(e): bare_task_name(name) for e, name in task_names.items()}
+
+    def __getitem__(self, index: int) -> dict:
+        from .processing_bspatial_vla import TASK_KEY
+
+        item = self.dataset[index]
+        return {**item, TASK_KEY: self.instructions[int(item["episode_index"])]}
+
+
+class _PerEpisodeImages(_DatasetWrapper):
+    """A LeRobot dataset wrapper that adds per-episode images to its items, computed once per episode and kept
+    in a small LRU cache (per DataLoader worker). The one place for what both wrappers below share: the
+    cache, and an empty cache in spawned workers. Subclasses implement ``_compute(episode)`` and ``__getitem__``."""
+
+    def __init__(self, dataset, cache_size: int):
+        if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
+            raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
+        super().__init__(dataset)
+        self.cache_size = cache_size
+        self._cache: dict[int, Any] = {}
 
     def __getstate__(self) -> dict:
         # Spawned DataLoader workers start with an empty cache instead of a pickled copy of ours.

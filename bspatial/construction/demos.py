@@ -99,7 +99,7 @@ from typing import Sequence
 import numpy as np
 
 from bspatial.sim.backend import SimBackend
-from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, ACTION_NAMES, CAMERAS, CONTROL_HZ, GRIPPER_DIMS,
+from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, ACTION_NAMES, CAMERAS, CONTROL_HZ, GRIPPER_DIMS, HEAD_CAMERA,
                                      POLICY_IMAGE_SIZE, PROPRIO_SLICES, STATE_DIM, STATE_KEY, STATE_NAMES, image_key)
 from bspatial.common.executors import check_ray_address, import_ray
 from bspatial.common.files import publish_folder, remove_stale_staging, require_folder_path, staging_folder
@@ -246,14 +246,14 @@ class _RecordingPolicy:
 
     def __call__(self, observation) -> np.ndarray:
         action = np.asarray(self.expert(observation), np.float32)
-        ep, head = self.episode, observation.images[CAMERAS[0]]
+        ep, head = self.episode, observation.images[HEAD_CAMERA]
         if observation.step == 0:
             start = np.asarray(start_gripper_command(ep.instance))
             first = action[list(GRIPPER_DIMS)].astype(np.float64)
             if np.any(np.abs(first - start) > GRIPPER_SETTLE_TOL):
                 raise GripperSettleError(f"the expert's first gripper command {first.tolist()} is not the start "
                                          f"state's {start.tolist()} (bspatial.tasks.start)")
-        ep.images.append({c: observation.images[c].rgb for c in CAMERAS})
+        ep.images.append({c: frame.rgb for c, frame in observation.images.items()})
         ep.states.append(np.asarray(observation.state.proprio, np.float32))
         ep.actions.append(action.copy())
         ep.head_cameras.append((head.K, head.T_world_cam))
@@ -347,18 +347,20 @@ def paperback_prefix_spawn(instance):
     return dataclasses.replace(start, x=float(p[0]), y=float(p[1]), yaw=yaw), books
 
 
-def _run_recording(backend: SimBackend, instance, policy: _RecordingPolicy, split: str, episode: RecordedEpisode):
-    """The episode loop with the policy cameras rendered; the warm-up's steps and command go to ``episode``."""
+def _run_recording(backend: SimBackend, instance, policy: _RecordingPolicy, split: str, episode: RecordedEpisode,
+                   cameras: Sequence[str] = CAMERAS):
+    """The episode loop with ``cameras`` rendered; the warm-up's steps and command go to ``episode``."""
     from bspatial.tasks.episode import EpisodeRun
 
     run = EpisodeRun(backend, instance, split=split)
     episode.settle_steps, episode.settle_command = run.warm_up_steps, start_gripper_command(instance)
     while not run.done:
-        run.step(policy(run.observation(CAMERAS, rgb_only=RGB_ONLY)))
+        run.step(policy(run.observation(tuple(cameras), rgb_only=RGB_ONLY)))
     return run.result()
 
 
-def record_episode(backend: SimBackend, instance, split: str = "train", *, prefix_to=None) -> tuple[RecordedEpisode | None, str]:
+def record_episode(backend: SimBackend, instance, split: str = "train", *, prefix_to=None,
+                   cameras: Sequence[str] = CAMERAS) -> tuple[RecordedEpisode | None, str]:
     """Run the scripted expert on ``instance`` with the policy cameras; (episode, "") if scored correct.
 
     Args:
@@ -376,7 +378,7 @@ def record_episode(backend: SimBackend, instance, split: str = "train", *, prefi
     prefix = None if prefix_to is None else _PrefixPolicy(backend, expert, prefix_to)
     policy = _RecordingPolicy(backend, expert if prefix is None else Ramped(prefix), episode)
     try:
-        result = _run_recording(backend, instance, policy, split, episode)
+        result = _run_recording(backend, instance, policy, split, episode, cameras)
     except GripperSettleError as error:
         return None, f"settle failed: {error}"
     episode.prefix_steps = 0 if prefix is None else prefix.steps
@@ -389,7 +391,8 @@ def record_episode(backend: SimBackend, instance, split: str = "train", *, prefi
     return episode, ""
 
 
-def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: str = "train") -> tuple[RecordedEpisode | None, str]:
+def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: str = "train",
+                              cameras: Sequence[str] = CAMERAS) -> tuple[RecordedEpisode | None, str]:
     """Validate ``seed``'s spawn in the simulator, run the navigation expert; (episode, "") on success.
 
     A kept episode also carries its scene-context frames (``episode.context_frames``), rendered after the run.
@@ -402,7 +405,7 @@ def record_navigation_episode(backend: SimBackend, task: str, seed: int, split: 
     episode = RecordedEpisode(instance)
     policy = _RecordingPolicy(backend, make_expert(backend, instance), episode)   # the ramped navigation expert
     try:
-        result = _run_recording(backend, instance, policy, split, episode)
+        result = _run_recording(backend, instance, policy, split, episode, cameras)
     except GripperSettleError as error:
         return None, f"settle failed: {error}"
     if result.status == "sim_error":
@@ -424,7 +427,7 @@ def _write_episode(dataset, episode: RecordedEpisode, index: int) -> None:
         write_context_frames(dataset.root, index, episode.context_frames)
     targets, valid = episode.oracle_ir()
     for t in range(len(episode)):
-        frame = {image_key(c): episode.images[t][c] for c in CAMERAS}
+        frame = {image_key(c): rgb for c, rgb in episode.images[t].items()}
         frame[STATE_KEY] = episode.states[t]
         frame[ACTION_KEY] = episode.actions[t]
         frame[ORACLE_IR_TARGET_KEY] = targets[t]
@@ -519,16 +522,17 @@ def _add_episode_columns(root: Path, rows: dict[int, dict]) -> None:
         pq.write_table(table, path, compression="snappy")
 
 
-def _record_one(backend: SimBackend, name: str, entry, split: str, paperback_prefix: bool):
+def _record_one(backend: SimBackend, name: str, entry, split: str, paperback_prefix: bool,
+                cameras: Sequence[str] = CAMERAS):
     """(episode or None, reason, provenance extras) for one training entry."""
     from bspatial.tasks import get_task, sample_instance
 
     if get_task(name).spec.is_navigation:
-        episode, reason = record_navigation_episode(backend, name, entry.seed, split)
+        episode, reason = record_navigation_episode(backend, name, entry.seed, split, cameras)
         return episode, reason, {}
     instance = sample_instance(name, entry.variant, entry.seed)
     if not (paperback_prefix and name == PAPERBACK_TASK):
-        episode, reason = record_episode(backend, instance, split)
+        episode, reason = record_episode(backend, instance, split, cameras=cameras)
         return episode, reason, {}
     import dataclasses
 
@@ -536,13 +540,13 @@ def _record_one(backend: SimBackend, name: str, entry, split: str, paperback_pre
     if augmented is None:
         logger.warning("demo %s seed %d: bisector meets the start line beyond %.1f m; recorded without prefix",
                        name, entry.seed, PREFIX_MAX_OFFSET_M)
-        episode, reason = record_episode(backend, instance, split)
+        episode, reason = record_episode(backend, instance, split, cameras=cameras)
         return episode, reason, {"prefix": None}
     spawn, books = augmented
     start = instance.scene.robot
     moved = dataclasses.replace(instance, scene=dataclasses.replace(instance.scene, robot=spawn),
                                 step_budget=instance.step_budget + PREFIX_MAX_STEPS)
-    episode, reason = record_episode(backend, moved, split, prefix_to=start)
+    episode, reason = record_episode(backend, moved, split, prefix_to=start, cameras=cameras)
     extras = {"prefix": {"books": list(books), "spawn": [spawn.x, spawn.y, spawn.yaw],
                          "original_start": [start.x, start.y, start.yaw]}}
     if episode is not None:
@@ -555,9 +559,10 @@ def _attempt_job(args: tuple):
     """One recording attempt on this process's simulator: (episode or None, reason, provenance extras)."""
     from bspatial.sim.process import process_backend
 
-    name, entry, split, paperback_prefix = args
+    name, entry, split, paperback_prefix, cameras = args
     try:
-        return _record_one(process_backend(camera_size=POLICY_IMAGE_SIZE), name, entry, split, paperback_prefix)
+        return _record_one(process_backend(camera_size=POLICY_IMAGE_SIZE), name, entry, split, paperback_prefix,
+                           cameras)
     except ValueError as error:  # a layout that cannot meet its margins, a spawn that never validates
         return None, f"sampling failed: {error}", {}
 
@@ -623,7 +628,7 @@ class _AttemptPlan:
 
 def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str,
                 paperback_prefix: bool = False, spa_withheld: bool = False, workers: int | None = None,
-                ray: str | None = None):
+                ray: str | None = None, cameras: Sequence[str] = CAMERAS):
     """Record and write every task's episodes on its training entries (:class:`_AttemptPlan` decides which, on the
     executor of ``workers`` / ``ray``); returns (episode rows, rejections, state / action frames)."""
     from bspatial.common.executors import open_executor
@@ -644,7 +649,7 @@ def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int
             def top_up() -> None:
                 for name, attempt in plan.next_jobs(lookahead - executor.pending() - plan.buffered()):
                     executor.submit((name, attempt), _attempt_job,
-                                    (name, entry_of(name, attempt, seed), split, paperback_prefix))
+                                    (name, entry_of(name, attempt, seed), split, paperback_prefix, tuple(cameras)))
 
             top_up()
             for (name, attempt), outcome in executor.completed():
@@ -677,7 +682,7 @@ def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int
 def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, episodes_per_task: int = 2,
                  seed: int = 0, split: str = "train", *, overwrite: bool = False, suite: str = "manipulation",
                  paperback_prefix: bool = False, spa_withheld: bool = False, workers: int | None = None,
-                 ray: str | None = None) -> Path:
+                 ray: str | None = None, cameras: Sequence[str] = CAMERAS) -> Path:
     """Record scripted-expert demonstrations of ``tasks`` into one LeRobot v3 dataset at ``out``.
 
     Args:
@@ -701,6 +706,9 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
             ``ray``: the number of Ray actors (default: one per CPU of the cluster). This process writes the
             dataset, and it is the same dataset for any ``workers`` / ``ray``.
         ray: record on Ray actors: "auto" (join the cluster Ray finds, else start a local one) or an address.
+        cameras: the cameras recorded (default all three); the head camera is required (the oracle IR point is
+            projected through it). Fewer cameras record faster, for a learner that reads fewer (an ACT on the head
+            camera): each camera is a render and an encoder per frame.
 
     Returns:
         ``out`` as a Path.
@@ -726,6 +734,10 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
     default = task_names() if suite == "manipulation" else NAVIGATION_TASKS
     names = [get_task(t).name for t in (default if tasks is None else tasks)]
+    cameras = tuple(cameras)
+    if HEAD_CAMERA not in cameras or any(c not in CAMERAS for c in cameras) or len(set(cameras)) != len(cameras):
+        raise ValueError(f"cameras must be distinct names from {list(CAMERAS)} including {HEAD_CAMERA!r}, got "
+                         f"{list(cameras)!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     if check_ray_address(ray) is not None:
@@ -739,7 +751,8 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         tmp = staging_folder(out)
         try:
             root = tmp / "dataset"
-            counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld, workers, ray)
+            counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld, workers, ray,
+                            cameras)
             publish_folder(root, out)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -750,19 +763,19 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
 
 def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, split: str,
            paperback_prefix: bool = False, spa_withheld: bool = False, workers: int | None = None,
-           ray: str | None = None) -> dict[str, int]:
+           ray: str | None = None, cameras: Sequence[str] = CAMERAS) -> dict[str, int]:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     from bspatial.sim.mujoco_backend import CONTROL_DT
 
     if round(1.0 / CONTROL_DT) != CONTROL_HZ:
         raise ValueError(f"CONTROL_HZ={CONTROL_HZ} must equal the simulator's control rate {1.0 / CONTROL_DT:g} Hz")
-    dataset = LeRobotDataset.create(REPO_ID, fps=CONTROL_HZ, features=demo_features(), root=root, use_videos=True,
+    dataset = LeRobotDataset.create(REPO_ID, fps=CONTROL_HZ, features=demo_features(cameras), root=root, use_videos=True,
                                     robot_type="r1pro", streaming_encoding=STREAMING_ENCODING,
                                     encoder_queue_maxsize=ENCODER_QUEUE_FRAMES)
     try:
         rows, rejected, frames = _record_all(dataset, names, episodes_per_task, seed, split, paperback_prefix,
-                                             spa_withheld, workers, ray)
+                                             spa_withheld, workers, ray, cameras)
     finally:
         dataset.finalize()  # after the last save_episode (DESIGN §3)
     _add_episode_columns(root, rows)
@@ -772,6 +785,7 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
         shutil.rmtree(images)
     provenance = {"repo_id": REPO_ID, "tasks": names, "episodes_per_task": episodes_per_task, "seed": seed,
                   "split": split, "fps": CONTROL_HZ, "paperback_prefix": paperback_prefix, "spa_withheld": spa_withheld,
+                  "cameras": list(cameras),
                   "recording": recording_conventions(),
                   "episodes": [{"episode_index": i, **row} for i, row in rows.items()], "rejected": rejected}
     (root / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2, allow_nan=False))

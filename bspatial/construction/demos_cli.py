@@ -29,6 +29,9 @@ def demos_command(
     ray: Optional[str] = typer.Option(None, "--ray", help="Record on Ray actors: 'auto' (join the cluster Ray finds, "
                                       "else start a local one) or a cluster address host:port. Needs "
                                       "pip install 'behavior-spatial\\[ray]'."),
+    cameras: Optional[list[str]] = typer.Option(None, "--camera", "--cameras", help="Camera recorded (repeatable; "
+                                                "default head, left_wrist, right_wrist; head is required): fewer "
+                                                "cameras record faster, for a learner that reads fewer."),
 ) -> None:
     """Record scripted-expert demonstrations as one LeRobot v3 dataset: video cameras, named state / action
     dimensions, finite statistics (exact q01/q99, the oracle IR target as a masked label outside observation.*),
@@ -42,7 +45,8 @@ def demos_command(
     try:
         path = record_demos(out, tasks=tasks or None, episodes_per_task=episodes_per_task, seed=seed, split=split,
                             overwrite=overwrite, suite=suite, paperback_prefix=paperback_prefix,
-                            spa_withheld=spa_withheld, workers=workers, ray=ray)
+                            spa_withheld=spa_withheld, workers=workers, ray=ray,
+                            **({"cameras": cameras} if cameras else {}))
     except (ValueError, FileExistsError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None

@@ -85,7 +85,7 @@ def _policy_label(policy: str) -> str:
 
     Example:
         >>> _policy_label("runs/ckpt/pretrained_model"), _policy_label("lerobot:out/act#select_action")
-        ('pretrained_model', 'lerobot_out_act_select_action')
+        ('ckpt', 'lerobot_out_act_select_action')
     """
     from bspatial.common.paths import folder_name
     from bspatial.evaluation.rollout.policies import EXTERNAL_POLICIES
@@ -93,4 +93,6 @@ def _policy_label(policy: str) -> str:
     kind, sep, _ = policy.partition(":")
     if sep and kind in EXTERNAL_POLICIES:
         return folder_name(policy).strip("_")
-    return Path(policy).name
+    from bspatial.evaluation.rollout.tables import checkpoint_name
+
+    return checkpoint_name(policy)

@@ -46,15 +46,41 @@ SPA_SPLITS = ("spa_id", "spa_ood")
 """Spa-Bench's ID / OOD episodes: reported in the Spa-Bench conditions table, not in Table 4."""
 
 
+def checkpoint_name(path: str) -> str:
+    """The name a checkpoint folder goes by: its own, or its run's where the folder is an export inside a run
+    (``<run>/pretrained_model``: ``<run>``; lerobot-train's ``<run>/checkpoints/<step>[/pretrained_model]``:
+    ``<run>@<step>``), so that several runs' exports get several names.
+
+    Example:
+        >>> checkpoint_name("runs/cpu_reach/pretrained_model"), checkpoint_name("runs/act/checkpoints/003000")
+        ('cpu_reach', 'act@003000')
+        >>> checkpoint_name("runs/act/checkpoints/last/pretrained_model"), checkpoint_name("ckpt")
+        ('act@last', 'ckpt')
+    """
+    parts = Path(path).parts
+    if parts and parts[-1] == "pretrained_model":
+        parts = parts[:-1]
+    if len(parts) >= 3 and parts[-2] == "checkpoints":
+        return f"{parts[-3]}@{parts[-1]}"
+    return parts[-1] if parts else str(path)
+
+
 def policy_label(spec: str) -> str:
-    """Row label of a policy spec: the reference names with their role, a checkpoint by its folder name."""
+    """Row label of a policy spec: the reference names with their role, a checkpoint by :func:`checkpoint_name`
+    (an external one keeps its kind and options: ``lerobot:act@003000#select_action``)."""
     if spec == UPPER_REFERENCE:
         return f"{spec} (upper reference)"
     if spec == LOWER_REFERENCE:
         return f"{spec} (lower reference)"
     if spec == IDLE_REFERENCE:
         return f"{spec} (never moves)"
-    return Path(spec).name or spec
+    kind, sep, target = spec.partition(":")
+    if sep and kind in ("lerobot", "replay"):
+        folder, hash_, options = target.partition("#")
+        return f"{kind}:{checkpoint_name(folder)}{hash_}{options}"
+    if sep and kind == "openpi":
+        return spec
+    return checkpoint_name(spec) or spec
 
 
 def group_records(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:

@@ -247,3 +247,16 @@ def test_paperback_prefix_starts_on_the_bisector_and_still_reaches_the_target(pa
         assert [n for n, c in zip(result.trace.candidate_names, contacted) if c] == [instance.target]
     finally:
         sim.close()
+
+
+def test_a_head_camera_recording_holds_the_head_camera_only(tmp_path):
+    """``bspatial demos --camera head``: what a head-camera learner reads, and nothing it does not."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    with pytest.raises(ValueError, match="including 'head'"):
+        record_demos(tmp_path / "wrists", tasks=[TASK], cameras=("left_wrist",))
+    out = record_demos(tmp_path / "head", tasks=[TASK], episodes_per_task=1, cameras=("head",))
+    dataset = LeRobotDataset("local/head", root=out, return_uint8=True)
+    assert dataset.meta.camera_keys == ["observation.images.rgb.head"]
+    assert dataset[0]["observation.images.rgb.head"].shape == (3, 224, 224)
+    assert json.loads((out / "meta" / "bspatial_demos.json").read_text())["cameras"] == ["head"]

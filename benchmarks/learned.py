@@ -1,0 +1,334 @@
+"""Learned policies, measured (issue 33): demonstrations -> four learners -> rollouts -> a Table 4 beside its references.
+
+One resumable command. Every step skips what is already done, so it can be stopped at any moment and rerun:
+
+1. **demos**: ``bspatial demos`` on the training manifest of the tasks (``--demos`` per task), one LeRobot dataset;
+2. **train**: our BSpatialVLA preset (``--preset``, the baseline), its dot-IR variant, its language-blanked
+   variant (every instruction replaced by the task's bare name, :func:`bspatial.catalog.tasks.bare_task_name`),
+   each with ``bspatial.modeling.train`` (a killed run resumes from its newest checkpoint); and LeRobot's ACT
+   through the real ``lerobot-train`` (instruction-blind by construction: ACT reads no language), sized for CPU
+   (:data:`ACT_FLAGS`, ``benchmarks/act_recipe.md``);
+3. **rollouts**: every learner and the references ``random``, ``scripted`` and ``scripted-memorizer`` on every
+   held-out and prompt-probe entry of the tasks (``bspatial rollout``: one result file per episode, resumable), under
+   the chunk controller (the benchmark's protocol); the language-blanked learner is prompted with the bare task name
+   (``--condition task_name``), as it was trained; the dot-IR learner gets the oracle IR point;
+4. **analysis**: ``bspatial analyze correlate`` (Table 3's layout) of a perception run against the learned and
+   reference held-out rows, and ``bspatial report --html`` (the leaderboard) over every rollout folder;
+5. **table**: Table 4's layout (held-out soft / strict, probe soft / strict / wrong, Wilson 95%), one row per policy
+   and split, as Markdown and as ``benchmarks/results/learned_table4.csv`` (columns
+   ``policy,split,n,strict,strict_lo,strict_hi,soft,soft_lo,soft_hi,wrong,wrong_lo,wrong_hi``, percent; reference
+   rows named by their ``--policy`` spec), with the commit, the preset, the data counts and each step's wall time
+   in ``benchmarks/results/learned_table4.md``.
+
+Run (the measured configuration; see the README for its table):
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/learned.py --out runs/learned --workers 2
+Smoke (what ``make test`` runs: one demonstration per task, two training steps, one episode per task and split
+capped at 8 steps; checks the wiring, not the learning):
+    .venv/bin/python benchmarks/learned.py --out /tmp/learned-smoke --smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger("learned")
+
+TASKS = ("reach_plate", "reach_tool", "reach_dice")
+"""Three reach tasks of different categories: size, ordinal, distance."""
+SPLITS = ("held_out", "prompt_probe")
+REFERENCES = ("random", "scripted", "scripted-memorizer")
+CSV_COLUMNS = ("policy", "split", "n", "strict", "strict_lo", "strict_hi", "soft", "soft_lo", "soft_hi", "wrong",
+               "wrong_lo", "wrong_hi")
+RESULTS = Path(__file__).resolve().parent / "results"
+ACT_FLAGS: tuple[str, ...] = (
+    # Offline: a local dataset (a repo id that is never fetched), nothing pushed, no torchvision weights (none can be
+    # downloaded: the ResNet-18 trains from scratch, so the learning rate is 1e-4, not ACT's 1e-5 for a pretrained one).
+    "--policy.type=act", "--dataset.repo_id=local/bspatial_demos", "--policy.pretrained_backbone_weights=null",
+    "--policy.push_to_hub=false", "--wandb.enable=false", "--policy.device=cpu",
+    "--policy.optimizer_lr=1e-4", "--policy.optimizer_lr_backbone=1e-4",
+    # CPU-sized (benchmarks/act_recipe.md: 7.0 -> 1.6 s per step under load, 1.1 CPU s): the head camera only (the
+    # ResNet dominates; the rollout then renders and feeds the head camera alone), a narrower transformer, our
+    # 32-step chunk, no VAE.
+    '--policy.input_features={"observation.state": {"type": "STATE", "shape": [84]}, '
+    '"observation.images.rgb.head": {"type": "VISUAL", "shape": [3, 224, 224]}}',
+    "--policy.dim_model=256", "--policy.n_heads=8", "--policy.dim_feedforward=1024", "--policy.n_encoder_layers=1",
+    "--policy.n_decoder_layers=1", "--policy.use_vae=false", "--policy.chunk_size=32", "--policy.n_action_steps=32",
+    "--num_workers=1", "--batch_size=8",
+)
+"""lerobot-train's flags for the CPU ACT (steps, save period, dataset root and output folder are added per run)."""
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How big a run is: demonstrations per task, training steps, rollout episodes and step caps."""
+
+    demos: int
+    steps: int | None           # None: the preset's max_steps
+    act_steps: int
+    episodes: int | None         # per task and split; None: every manifest entry
+    max_steps: int | None        # rollout step cap; None: the task's budget
+
+
+FULL = Scale(demos=100, steps=None, act_steps=2000, episodes=None, max_steps=None)
+SMOKE = Scale(demos=1, steps=2, act_steps=2, episodes=1, max_steps=8)
+
+
+def learners(preset: str) -> dict[str, dict]:
+    """Learner name -> how it is trained and rolled out (``preset``: the baseline preset's name)."""
+    return {
+        preset: dict(kind="bspatial", preset=preset, condition="spatial"),
+        f"{preset}_dot_ir": dict(kind="bspatial", preset=f"{preset}_dot_ir", condition="spatial"),
+        f"{preset}_blind_language": dict(kind="bspatial", preset=f"{preset}_blind_language", condition="task_name"),
+        "act": dict(kind="act", condition="spatial"),
+    }
+
+
+class Timings:
+    """Wall time per step, accumulated over resumptions in ``<out>/timings.json``."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / "timings.json"
+        self.seconds: dict[str, float] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+
+    def add(self, step: str, seconds: float) -> None:
+        from bspatial.common.files import atomic_write_text
+
+        self.seconds[step] = round(self.seconds.get(step, 0.0) + seconds, 1)
+        atomic_write_text(self.path, json.dumps(self.seconds, indent=2))
+
+
+def _timed(timings: Timings, step: str, work) -> None:
+    start = time.perf_counter()
+    try:
+        work()
+    finally:
+        timings.add(step, time.perf_counter() - start)
+
+
+def record(out: Path, tasks: list[str], scale: Scale, workers: int, timings: Timings) -> Path:
+    from bspatial.construction.demos import record_demos
+
+    demos = out / "demos"
+    if (demos / "meta" / "bspatial_demos.json").is_file():
+        logger.info("demos: done (%s)", demos)
+        return demos
+    logger.info("demos: recording %d per task of %s", scale.demos, tasks)
+    _timed(timings, "demos", lambda: record_demos(demos, tasks=tasks, episodes_per_task=scale.demos, workers=workers))
+    return demos
+
+
+def train_bspatial(name: str, preset: str, demos: Path, out: Path, scale: Scale, timings: Timings) -> Path:
+    from bspatial.modeling.train import train
+
+    run = out / "train" / name
+    if (run / "pretrained_model" / "config.json").is_file():
+        logger.info("train %s: done", name)
+        return run / "pretrained_model"
+    resume = (run / "run_config.json").is_file()
+    logger.info("train %s: preset %s, %s", name, preset, "resuming" if resume else "from scratch")
+    _timed(timings, f"train {name}", lambda: train(preset, str(demos), str(run), max_steps=scale.steps,
+                                                   resume=resume, task_column="task_name"))
+    return run / "pretrained_model"
+
+
+def train_act(demos: Path, out: Path, scale: Scale, timings: Timings) -> Path:
+    run = out / "train" / "act"
+    final = run / "checkpoints" / f"{scale.act_steps:06d}"
+    if (final / "pretrained_model" / "config.json").is_file():
+        logger.info("train act: done")
+        return final
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled"}
+    last = run / "checkpoints" / "last" / "pretrained_model" / "train_config.json"
+    binary = str(Path(sys.executable).parent / "lerobot-train")
+    if last.is_file():   # lerobot-train's own resume: the saved config, optimizer and step
+        command = [binary, f"--config_path={last}", "--resume=true"]
+    else:
+        command = [binary, *ACT_FLAGS, f"--dataset.root={demos}", f"--steps={scale.act_steps}",
+                   f"--save_freq={max(1, min(scale.act_steps, 500))}", f"--log_freq={max(1, min(scale.act_steps, 50))}",
+                   f"--output_dir={run}"]
+    logger.info("train act: %s", " ".join(command))
+
+    def work() -> None:
+        proc = subprocess.run(command, env=env, capture_output=True, text=True)
+        (out / "train").mkdir(parents=True, exist_ok=True)
+        (out / "train" / "act.log").write_text(proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            raise RuntimeError(f"lerobot-train failed (exit {proc.returncode}); log: {out / 'train' / 'act.log'}\n"
+                               f"{proc.stderr[-3000:]}")
+
+    _timed(timings, "train act", work)
+    return final
+
+
+def rollout(spec: str, split: str, tasks: list[str], folder: Path, scale: Scale, workers: int, condition: str,
+            timings: Timings) -> None:
+    from bspatial.evaluation.rollout.runner import run_rollouts
+
+    start = time.perf_counter()
+    summary = run_rollouts(spec, split, tasks, folder, n_episodes=scale.episodes, workers=workers,
+                           max_steps=scale.max_steps, condition=condition, progress=sys.stderr.isatty())
+    if summary.ran:
+        timings.add(f"rollout {folder.name}", time.perf_counter() - start)
+    if summary.errors and summary.errors == summary.ran:
+        raise RuntimeError(f"rollout {folder.name}: every episode crashed; first: {summary.first_error}")
+
+
+def table_rows(runs: dict[tuple[str, str], Path]) -> list[dict]:
+    """One CSV row per (policy label, split) from the run folders' result files."""
+    from bspatial.evaluation.rollout.episodes import load_results
+    from bspatial.evaluation.rollout.tables import rates_of
+
+    rows = []
+    for (label, split), folder in runs.items():
+        records = [r for r in load_results(folder) if r["status"] != "not_applicable"]
+        if not records:
+            continue
+        rates = rates_of(records)
+        row = {"policy": label, "split": split, "n": rates.n}
+        for name in ("strict", "soft", "wrong"):
+            rate = getattr(rates, name)
+            row.update({name: round(rate.rate, 1), f"{name}_lo": round(rate.low, 1), f"{name}_hi": round(rate.high, 1)})
+        rows.append(row)
+    return rows
+
+
+def table4_markdown(rows: list[dict]) -> str:
+    """Table 4's layout: a line per policy, held-out soft / strict, probe soft / strict / wrong, with intervals."""
+    cell = lambda r, k: "-" if r is None else f"{r[k]:.1f} [{r[k + '_lo']:.1f}, {r[k + '_hi']:.1f}]"   # noqa: E731
+    by = {(r["policy"], r["split"]): r for r in rows}
+    lines = ["| policy | held-out n | held-out +Soft | held-out S | probe n | probe +Soft | probe S | probe W |",
+             "|---|---|---|---|---|---|---|---|"]
+    for policy in dict.fromkeys(r["policy"] for r in rows):
+        h, p = by.get((policy, "held_out")), by.get((policy, "prompt_probe"))
+        lines.append(f"| {policy} | {h['n'] if h else 0} | {cell(h, 'soft')} | {cell(h, 'strict')} | "
+                     f"{p['n'] if p else 0} | {cell(p, 'soft')} | {cell(p, 'strict')} | {cell(p, 'wrong')} |")
+    return "\n".join(lines)
+
+
+def analyse(out: Path, runs: dict[tuple[str, str], Path], spatial: set[str], timings: Timings) -> tuple[Path, Path]:
+    """``bspatial analyze correlate`` and ``bspatial report --html`` on the learned rows: the ``tiny`` suites built
+    from the simulator (every reach task above is in them), the chance backend's run on them as the perception
+    column (the learners' from-scratch backbones answer no VQA), and every rollout folder; returns (correlation.md,
+    the leaderboard's index.html)."""
+    from bspatial.construction.build import build
+    from bspatial.evaluation.analysis.correlate import correlate_runs
+    from bspatial.evaluation.analysis.report import write_report
+    from bspatial.evaluation.analysis.site import write_site
+    from bspatial.evaluation.vlm.runner import run_suite
+
+    def work() -> tuple[Path, Path]:
+        suites, vlm = out / "build", out / "vlm" / "chance-0"
+        if not (suites / "vqa").is_dir():
+            build("tiny", suites, seed=0)
+        run_suite("chance:0", "vqa", "task_manipulation", vlm, data=str(suites / "vqa"), progress=False)
+        run_suite("chance:0", "ir", "all", vlm, data=str(suites / "ir"), progress=False)
+        # Table 3 reads the paper's protocol only: the language-blanked row (prompted with the bare task name) is
+        # another condition, which correlate refuses.
+        held_out = [folder for (label, split), folder in runs.items() if split == "held_out" and label in spatial]
+        written = write_report(correlate_runs(vlm, held_out, seed=0), out / "reports" / "correlation")
+        site = write_site([vlm, *runs.values()], out / "site", seed=0)
+        return written["correlation.md"], site
+
+    start = time.perf_counter()
+    try:
+        return work()
+    finally:
+        timings.add("analysis", time.perf_counter() - start)
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def write_results(rows: list[dict], results: Path, header: str) -> tuple[Path, Path]:
+    from bspatial.common.files import atomic_write_text
+
+    results.mkdir(parents=True, exist_ok=True)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    csv_path, md_path = results / "learned_table4.csv", results / "learned_table4.md"
+    atomic_write_text(csv_path, buffer.getvalue())
+    atomic_write_text(md_path, header + "\n\n" + table4_markdown(rows) + "\n")
+    return csv_path, md_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("runs/learned"))
+    parser.add_argument("--tasks", nargs="*", default=list(TASKS))
+    parser.add_argument("--preset", default="cpu_reach", help="the baseline's training preset")
+    parser.add_argument("--workers", type=int, default=1, help="processes for recording and rollouts")
+    parser.add_argument("--smoke", action="store_true", help="one demo per task, two steps (wiring only)")
+    parser.add_argument("--demos", type=int, default=None, help="demonstrations per task (default 100)")
+    parser.add_argument("--steps", type=int, default=None, help="training steps of our learners (default: preset)")
+    parser.add_argument("--act-steps", type=int, default=None, help="lerobot-train steps of the ACT (default 2000)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where the table files go")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+
+    from bspatial.catalog.tasks import canonical_task_name
+
+    base = SMOKE if args.smoke else FULL
+    scale = Scale(demos=args.demos or base.demos, steps=args.steps or base.steps,
+                  act_steps=args.act_steps or base.act_steps, episodes=base.episodes, max_steps=base.max_steps)
+    tasks = [canonical_task_name(t) for t in args.tasks]
+    preset = "tiny" if args.smoke else args.preset
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    timings = Timings(out)
+
+    demos = record(out, tasks, scale, args.workers, timings)
+    policies: dict[str, tuple[str, str]] = {}   # label -> (policy spec, condition)
+    for name, how in learners(preset).items():
+        if how["kind"] == "act":
+            policies[name] = (f"lerobot:{train_act(demos, out, scale, timings)}", how["condition"])
+        else:
+            policies[name] = (str(train_bspatial(name, how["preset"], demos, out, scale, timings)), how["condition"])
+    runs: dict[tuple[str, str], Path] = {}
+    for label, (spec, condition) in [*policies.items(), *((r, (r, "spatial")) for r in REFERENCES)]:
+        for split in SPLITS:
+            folder = out / "rollouts" / f"{label}-{split}"
+            rollout(spec, split, tasks, folder, scale, args.workers, condition, timings)
+            runs[(label, split)] = folder
+    rows = table_rows(runs)
+    spatial = {label for label, (_, condition) in policies.items() if condition == "spatial"} | set(REFERENCES)
+    correlation, site = analyse(out, runs, spatial, timings)
+    provenance = json.loads((demos / "meta" / "bspatial_demos.json").read_text())
+    header = "\n".join([
+        f"# Learned policies on {', '.join(tasks)} (benchmarks/learned.py{' --smoke' if args.smoke else ''})",
+        "",
+        f"- commit {_commit()}; baseline preset `{preset}`; ACT: lerobot-train {scale.act_steps} steps "
+        f"({' '.join(ACT_FLAGS)})",
+        f"- demonstrations: {len(provenance['episodes'])} episodes "
+        f"({sum(int(e['length']) for e in provenance['episodes'])} frames), {len(provenance['rejected'])} rejected "
+        "attempts",
+        f"- rollouts: every held-out and prompt-probe entry of the tasks"
+        f"{'' if scale.episodes is None else f' (first {scale.episodes} per task)'}, chunk controller",
+        "- wall time per step (s, accumulated over resumptions): " + ", ".join(
+            f"{k} {v:.0f}" for k, v in timings.seconds.items()),
+    ])
+    csv_path, md_path = write_results(rows, args.results, header)
+    print(header + "\n\n" + table4_markdown(rows))
+    logger.info("wrote %s and %s; correlation %s; leaderboard file://%s", csv_path, md_path, correlation,
+                site.resolve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
