@@ -28,6 +28,7 @@ import io
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from bspatial.common.paths import folder_name
 from bspatial.scoring.action import ActionRates, RateWithCI, action_rates
 
 UPPER_REFERENCE, LOWER_REFERENCE, IDLE_REFERENCE = "scripted", "random", "hold"
@@ -285,7 +286,7 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
             atomic_write_text(written[f"{stem}.csv"], to_csv(rows))
     written.update(_write_spa_bench(records, out))
     for (policy, split), group in manipulation.items():
-        stem = f"per_task_{policy_label(policy).split(' ')[0]}_{split}"
+        stem = f"per_task_{folder_name(policy_label(policy).split(' ')[0]).strip('_')}_{split}"   # no ':' or '/'
         written[f"{stem}.md"], written[f"{stem}.csv"] = out / f"{stem}.md", out / f"{stem}.csv"
         atomic_write_text(written[f"{stem}.md"], _per_task_markdown(group))
         atomic_write_text(written[f"{stem}.csv"], to_csv(per_task_rows(group)))

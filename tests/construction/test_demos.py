@@ -110,7 +110,7 @@ def test_tiny_policy_trains_on_the_demos_and_predicts_a_chunk(root, tmp_path):
 
 
 def test_failed_build_leaves_nothing_behind(tmp_path, monkeypatch):
-    monkeypatch.setattr(demos, "record_episode", lambda backend, instance, split: (None, "forced failure"))
+    monkeypatch.setattr(demos, "record_episode", lambda backend, instance, split, **kw: (None, "forced failure"))
     with pytest.raises(ValueError, match="no demonstration"):
         record_demos(tmp_path / "out", tasks=[TASK], episodes_per_task=1)
     assert list(tmp_path.iterdir()) == []

@@ -27,7 +27,10 @@ def _screen(source, scene, instance=None, limits=LIMITS):
 
 
 def test_recorded_scene_round_trips(sim, instance, scene):
+    from bspatial.tasks.start import warm_up
+
     sim.load(instance.scene)
+    warm_up(sim, instance)   # the start state an episode (and so the recorded scene) begins from
     head = sim.render("head")
     assert np.array_equal(scene.frames["head"].rgb, head.rgb)
     assert np.array_equal(scene.frames["head"].segmentation, head.segmentation)

@@ -48,7 +48,9 @@ def rollout_run(trained) -> Path:
 
 def pooled_row(run: Path) -> dict[str, str]:
     """The POOLED row of the per-task table the rollout command wrote for the export's policy."""
-    with open(run / "tables" / "per_task_pretrained_model_held_out.csv", newline="") as handle:
+    # The run's policy is <run>/pretrained_model: its tables go by the run's name (tables.checkpoint_name).
+    [path] = (run / "tables").glob("per_task_*_held_out.csv")
+    with open(path, newline="") as handle:
         (row,) = [r for r in csv.DictReader(handle) if r["task"] == "POOLED"]
     return row
 

@@ -54,7 +54,7 @@ def observed_episode(backend, checkpoint, instance, ir, steps):
 
     def render(camera, **kwargs):  # observes the frames the policy renders (the real renderer draws them)
         frame = real_render(camera, **kwargs)
-        if camera == "head" and not kwargs:
+        if camera == "head" and "width" not in kwargs:   # a policy camera (RGB only), not the grounding render
             heads.append((frame, backend.object_bbox(instance.target)))
         return frame
 
