@@ -66,9 +66,9 @@ def _register_subsystem_commands() -> None:
     # The command functions live with their subsystems; their modules keep heavy imports inside
     # the functions, so registering them here costs nothing at `--help` time.
     from bspatial.evaluation.agents.cli import agents_app
-    from bspatial.evaluation.analysis.cli import correlate
+    from bspatial.evaluation.analysis.cli import correlate, report
     from bspatial.evaluation.analysis.model_card import model_card_command
-    from bspatial.evaluation.vlm.cli import eval_vlm, report
+    from bspatial.evaluation.vlm.cli import eval_vlm
 
     from bspatial.construction.cli import build_command, sim_calibrate_budgets
     from bspatial.construction.gallery_cli import sim_gallery

@@ -294,7 +294,7 @@ class _ServerThread:
 def _capture_openpi(checkpoint: str, episode, actions: np.ndarray, steps: set[int]) -> dict[int, dict]:
     from bspatial.evaluation.rollout.episodes import TRACE_SPLIT, load_instance
     from bspatial.evaluation.rollout.plan import RunSettings, episode_noise_seed
-    from bspatial.evaluation.rollout.policy_openpi import OpenPIConnection, OpenPIPredictor
+    from bspatial.evaluation.serving.policy_openpi import OpenPIConnection, OpenPIPredictor
     from bspatial.sim.process import process_backend
     from bspatial.tasks.episode import run_episode
 

@@ -74,7 +74,7 @@ ENV_PROTOCOL = "caller"
 def env_observation(frames: dict[str, np.ndarray], proprio: np.ndarray) -> dict[str, Any]:
     """The env observation of rendered RGB ``frames`` (camera -> uint8 HxWx3) and a proprioceptive vector.
 
-    One definition for the env and for :mod:`bspatial.evaluation.rollout.policy_lerobot`, which feeds LeRobot
+    One definition for the env and for :mod:`bspatial.evaluation.envs.policy_lerobot`, which feeds LeRobot
     policies the same observation in ``bspatial rollout``.
     """
     return {PIXELS_KEY: {cam: np.ascontiguousarray(rgb, dtype=np.uint8) for cam, rgb in frames.items()},

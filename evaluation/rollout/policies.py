@@ -30,12 +30,13 @@ POLICY_KINDS: tuple[str, ...] = ("scripted", "random", "hold", *REFERENCE_BEHAVI
 """Built-in policies (``hold``: the robot never moves, the lower reference of the soft rules); any other spec
 must be a BSpatialVLA checkpoint folder."""
 EXTERNAL_POLICIES: dict[str, str] = {
-    "lerobot": "bspatial.evaluation.rollout.policy_lerobot",   # lerobot:<checkpoint folder>
-    "openpi": "bspatial.evaluation.rollout.policy_openpi",     # openpi:ws://<host>:<port>
+    "lerobot": "bspatial.evaluation.envs.policy_lerobot",   # lerobot:<checkpoint folder>
+    "openpi": "bspatial.evaluation.serving.policy_openpi",     # openpi:ws://<host>:<port>
     "replay": "bspatial.evaluation.rollout.policy_replay",     # replay:<demos folder> (the replay check)
 }
 """``<kind>:<target>`` specs: policies of other ecosystems (and the demonstrations' replay), one module per kind,
-imported only when used. Each module provides ``check_spec(target) -> str`` (the normalised target; ``ValueError``
+imported by name only when used: the LeRobot and openpi adapters live with the env and the server they mirror
+(``envs``, ``serving``, which build on this package), so this registry is the rollout's only tie to them. Each module provides ``check_spec(target) -> str`` (the normalised target; ``ValueError``
 naming what is wrong, before any episode), ``make_policy(target, backend, instance, settings)`` (the per-step
 policy) and ``protocol(target) -> str`` (one of :data:`PROTOCOLS`)."""
 PROTOCOLS: tuple[str, ...] = ("chunk_controller", "select_action", "per_step")

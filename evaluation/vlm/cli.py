@@ -1,7 +1,9 @@
 """Typer command functions of the VLM harness, wired into the main ``bspatial`` app:
 
     app.command("eval-vlm")(eval_vlm)
-    app.command("report")(report)
+
+(``bspatial report``, which also writes the HTML leaderboard of every kind of run, lives in
+:mod:`bspatial.evaluation.analysis.cli`: the harness sits below the analysis.)
 
 Heavy imports (datasets, PIL, numpy-heavy scoring) stay inside the functions so ``bspatial --help`` is fast.
 """
@@ -75,39 +77,6 @@ def eval_vlm(
         raise typer.Exit(code=1)
 
 
-def report(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (one table row each), e.g. runs/*; with --html also "
-                                                    "rollout run folders.")],
-    out: Annotated[Path, typer.Option(help="Folder for table1/table2/per_task/per_subtype .md and .csv; with --html "
-                                           "the site folder (index.html, figures/, logs/).")] = Path("reports"),
-    paper: Annotated[bool, typer.Option(help="Append the paper's published rows as reference.")] = False,
-    html: Annotated[bool, typer.Option("--html", help="Write a static HTML leaderboard instead (Tables 1-5, S6, "
-                                                      "S9-S11 beside the paper's rows, always included, figures, run "
-                                                      "fingerprints and logs); opens from the file system, no "
-                                                      "server.")] = False,
-) -> None:
-    """Write Table 1 and Table 2 layouts (plus per-task / per-subtype breakdowns) as Markdown and CSV, or with
-    --html a static leaderboard site of eval-vlm and rollout runs."""
-    if html:
-        from bspatial.evaluation.analysis.site import write_site
-
-        try:
-            index = write_site(runs, out)
-        except ValueError as error:
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(code=2) from None
-        typer.echo(f"wrote {index}")
-        return
-    from bspatial.evaluation.vlm.report import write_report
-
-    try:
-        written = write_report(runs, out, paper=paper)
-    except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
-    for name in ("table1.md", "table2.md"):
-        typer.echo(written[name].read_text())
-    typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
 
 
 def parse_model_args(text: str) -> dict[str, bool | int | float | str]:

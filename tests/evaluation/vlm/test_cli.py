@@ -9,7 +9,8 @@ import sys
 import typer
 from typer.testing import CliRunner
 
-from bspatial.evaluation.vlm.cli import eval_vlm, report
+from bspatial.evaluation.analysis.cli import report
+from bspatial.evaluation.vlm.cli import eval_vlm
 
 app = typer.Typer()
 app.command("eval-vlm")(eval_vlm)

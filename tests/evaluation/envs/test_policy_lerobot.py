@@ -9,7 +9,7 @@ import json
 import pytest
 
 from bspatial.evaluation.rollout.policies import check_policy_spec
-from bspatial.evaluation.rollout.policy_lerobot import CHECKPOINT_FILES, parse_target
+from bspatial.evaluation.envs.policy_lerobot import CHECKPOINT_FILES, parse_target
 
 ACT_FEATURES = {
     "input_features": {"observation.images.rgb.head": {"type": "VISUAL", "shape": [3, 224, 224]},
