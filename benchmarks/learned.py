@@ -116,10 +116,10 @@ def _timed(timings: Timings, step: str, work) -> None:
 
 
 def record(out: Path, tasks: list[str], scale: Scale, workers: int, timings: Timings) -> Path:
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.demos import PROVENANCE_FILE, record_demos
 
     demos = out / "demos"
-    if (demos / "meta" / "bspatial_demos.json").is_file():
+    if (demos / PROVENANCE_FILE).is_file():
         logger.info("demos: done (%s)", demos)
         return demos
     logger.info("demos: recording %d per task of %s", scale.demos, tasks)
@@ -283,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
     from bspatial.catalog.tasks import canonical_task_name
+    from bspatial.construction.demos import PROVENANCE_FILE
 
     base = SMOKE if args.smoke else FULL
     scale = Scale(demos=args.demos or base.demos, steps=args.steps or base.steps,
@@ -309,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = table_rows(runs)
     spatial = {label for label, (_, condition) in policies.items() if condition == "spatial"} | set(REFERENCES)
     correlation, site = analyse(out, runs, spatial, timings)
-    provenance = json.loads((demos / "meta" / "bspatial_demos.json").read_text())
+    provenance = json.loads((demos / PROVENANCE_FILE).read_text())
     header = "\n".join([
         f"# Learned policies on {', '.join(tasks)} (benchmarks/learned.py{' --smoke' if args.smoke else ''})",
         "",

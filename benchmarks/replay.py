@@ -40,15 +40,15 @@ def main() -> int:
         parser.error("--observations needs --checkpoint")
 
     from bspatial.catalog.tasks import TASKS as CATALOG, canonical_task_name
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.demos import PROVENANCE_FILE, record_demos
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
 
     tasks = [canonical_task_name(t) for t in args.tasks]
     demos = args.out / "demos"
-    if not (demos / "meta" / "bspatial_demos.json").is_file():
+    if not (demos / PROVENANCE_FILE).is_file():
         record_demos(demos, tasks=tasks, episodes_per_task=args.episodes, workers=args.workers)
-    provenance = json.loads((demos / "meta" / "bspatial_demos.json").read_text())
+    provenance = json.loads((demos / PROVENANCE_FILE).read_text())
     recorded = {(r["task_name"], int(r["scene_seed"])): r for r in provenance["episodes"]}
     # The training entries the recording tried: kept ones plus rejected ones, per task.
     tried = defaultdict(int)

@@ -100,7 +100,7 @@ import numpy as np
 
 from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import (ACTION_DIM, ACTION_KEY, ACTION_NAMES, CAMERAS, CONTROL_HZ, GRIPPER_DIMS, HEAD_CAMERA,
-                                     POLICY_IMAGE_SIZE, PROPRIO_SLICES, STATE_DIM, STATE_KEY, STATE_NAMES, image_key)
+                                     POLICY_IMAGE_SIZE, STATE_DIM, STATE_KEY, STATE_NAMES, image_key)
 from bspatial.common.executors import check_ray_address, import_ray
 from bspatial.common.files import publish_folder, remove_stale_staging, require_folder_path, staging_folder
 from bspatial.common.locks import run_folder_lock

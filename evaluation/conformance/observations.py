@@ -31,11 +31,12 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_KEY, CAMERAS, STATE_KEY, image_key
+from bspatial.construction.demos import PROVENANCE_FILE
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,6 @@ is 1.1-2.7 on average and at most 4.0 on a frame (its 99th percentile reaches 37
 gated); the wrong camera gives 77, a flipped image 14-47, swapped colour channels 31. An image one step off is not
 caught per frame (4.2-5.8 on average, and a still robot makes neighbours equal): the state (exact) and the time
 alignment below catch that."""
-PROVENANCE_FILE = "meta/bspatial_demos.json"
 
 
 @dataclass
@@ -176,28 +176,41 @@ def _compare(report: PathReport, captured: dict[int, dict], frames: dict[int, di
 # ---- the three paths ---------------------------------------------------------------------------------------------
 
 
-def _capture_rollout(checkpoint: str, episode, actions: np.ndarray, steps: set[int]) -> dict[int, dict]:
+def _replay_observing(episode, actions: np.ndarray, steps: set[int], policy_inputs) -> dict[int, dict]:
+    """Replay ``actions`` on ``episode`` loaded as a rollout loads it; at each of ``steps`` the path's
+    ``policy_inputs(backend, instance)(observation)`` gives the batch its policy receives, kept as numpy."""
     from bspatial.evaluation.rollout.episodes import TRACE_SPLIT, load_instance
-    from bspatial.evaluation.rollout.plan import RunSettings
-    from bspatial.evaluation.rollout.policies import make_policy
     from bspatial.sim.process import process_backend
     from bspatial.tasks.episode import run_episode
 
     backend = process_backend()
     instance, _ = load_instance(backend, episode)
-    policy = make_policy(checkpoint, backend, instance, RunSettings())
-    predictor = policy.predictor   # the EpisodePredictor the chunk controller plans with
+    observe = policy_inputs(backend, instance)
     captured: dict[int, dict] = {}
 
     def replay(observation):
         if observation.step in steps:
-            predictor.prepare(observation)
-            captured[observation.step] = {k: _numpy(v) for k, v in predictor.predictor.last_batch.items()}
+            captured[observation.step] = {k: _numpy(v) for k, v in observe(observation).items()}
         return actions[min(observation.step, len(actions) - 1)]
 
-    run_episode(backend, instance, replay, split=TRACE_SPLIT[episode.split], max_steps=min(len(actions),
-                                                                                              instance.step_budget))
+    run_episode(backend, instance, replay, split=TRACE_SPLIT[episode.split],
+                max_steps=min(len(actions), instance.step_budget))
     return captured
+
+
+def _capture_rollout(checkpoint: str, episode, actions: np.ndarray, steps: set[int]) -> dict[int, dict]:
+    from bspatial.evaluation.rollout.plan import RunSettings
+    from bspatial.evaluation.rollout.policies import make_policy
+
+    def policy_inputs(backend, instance):
+        predictor = make_policy(checkpoint, backend, instance, RunSettings()).predictor   # what the controller plans with
+
+        def observe(observation):
+            predictor.prepare(observation)
+            return predictor.predictor.last_batch
+        return observe
+
+    return _replay_observing(episode, actions, steps, policy_inputs)
 
 
 def _numpy(value):
@@ -292,34 +305,27 @@ class _ServerThread:
 
 
 def _capture_openpi(checkpoint: str, episode, actions: np.ndarray, steps: set[int]) -> dict[int, dict]:
-    from bspatial.evaluation.rollout.episodes import TRACE_SPLIT, load_instance
     from bspatial.evaluation.rollout.plan import RunSettings, episode_noise_seed
     from bspatial.evaluation.serving.policy_openpi import OpenPIConnection, OpenPIPredictor
-    from bspatial.sim.process import process_backend
-    from bspatial.tasks.episode import run_episode
 
     server = _ServerThread(checkpoint)
-    captured: dict[int, dict] = {}
+    connections = []
+
+    def policy_inputs(backend, instance):
+        connections.append(OpenPIConnection(server.url))
+        client = OpenPIPredictor(connections[-1], backend, episode_noise_seed(RunSettings().seed, instance.seed))
+
+        def observe(observation):
+            client(observation)   # over the websocket; the server's predictor keeps the batch it built
+            return server.policy.predictor.last_batch
+        return observe
+
     try:
-        backend = process_backend()
-        instance, _ = load_instance(backend, episode)
-        connection = OpenPIConnection(server.url)
-        client = OpenPIPredictor(connection, backend, episode_noise_seed(RunSettings().seed, instance.seed))
-
-        def replay(observation):
-            if observation.step in steps:
-                client(observation)   # over the websocket; the server's predictor keeps the batch it built
-                captured[observation.step] = {k: _numpy(v) for k, v in server.policy.predictor.last_batch.items()}
-            return actions[min(observation.step, len(actions) - 1)]
-
-        try:
-            run_episode(backend, instance, replay, split=TRACE_SPLIT[episode.split],
-                        max_steps=min(len(actions), instance.step_budget))
-        finally:
-            connection.close()
+        return _replay_observing(episode, actions, steps, policy_inputs)
     finally:
+        for connection in connections:
+            connection.close()
         server.close()
-    return captured
 
 
 def check_observations(demos: str | Path, episode_index: int, checkpoint: str | Path,

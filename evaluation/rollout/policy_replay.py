@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_KEY
+from bspatial.construction.demos import PROVENANCE_FILE
 
 logger = logging.getLogger(__name__)
 
-PROVENANCE_FILE = "meta/bspatial_demos.json"   # bspatial.construction.demos.PROVENANCE_FILE (a layer above)
 _ACTIONS: dict[str, dict[tuple[str, int], np.ndarray | str]] = {}   # folder -> (task, scene seed) -> actions / why not
 
 
