@@ -47,6 +47,9 @@ TASKS = ("reach_plate", "reach_tool", "reach_dice")
 """Three reach tasks of different categories: size, ordinal, distance."""
 SPLITS = ("held_out", "prompt_probe")
 REFERENCES = ("random", "scripted", "scripted-memorizer")
+CAMERAS = ("head",)
+"""The cameras recorded: every learner here reads the head camera alone (the CPU presets and the CPU ACT), and a
+head-only recording runs 4.2x the episodes per hour of a three-camera one (benchmarks/demos.py)."""
 CSV_COLUMNS = ("policy", "split", "n", "strict", "strict_lo", "strict_hi", "soft", "soft_lo", "soft_hi", "wrong",
                "wrong_lo", "wrong_hi")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -77,10 +80,14 @@ class Scale:
     act_steps: int
     episodes: int | None         # per task and split; None: every manifest entry
     max_steps: int | None        # rollout step cap; None: the task's budget
+    validation_demos: int        # per task, on other training-manifest layouts (the diagnosis's data)
 
 
-FULL = Scale(demos=100, steps=None, act_steps=2000, episodes=None, max_steps=None)
-SMOKE = Scale(demos=1, steps=2, act_steps=2, episodes=1, max_steps=8)
+FULL = Scale(demos=100, steps=None, act_steps=1500, episodes=None, max_steps=None, validation_demos=6)
+SMOKE = Scale(demos=1, steps=2, act_steps=2, episodes=1, max_steps=8, validation_demos=1)
+VALIDATION_SEED = 1
+"""The validation demonstrations' build seed: the same training instructions on layouts the training seed (0)
+never drew (``construction.demos.scene_seed`` derives every scene from it)."""
 
 
 def learners(preset: str) -> dict[str, dict]:
@@ -123,30 +130,64 @@ def record(out: Path, tasks: list[str], scale: Scale, workers: int, timings: Tim
         logger.info("demos: done (%s)", demos)
         return demos
     logger.info("demos: recording %d per task of %s", scale.demos, tasks)
-    _timed(timings, "demos", lambda: record_demos(demos, tasks=tasks, episodes_per_task=scale.demos, workers=workers))
+    _timed(timings, "demos", lambda: record_demos(demos, tasks=tasks, episodes_per_task=scale.demos, workers=workers,
+                                                            cameras=CAMERAS))
     return demos
 
 
-def train_bspatial(name: str, preset: str, demos: Path, out: Path, scale: Scale, timings: Timings) -> Path:
+def record_validation(out: Path, tasks: list[str], scale: Scale, workers: int, timings: Timings) -> Path:
+    """Demonstrations the learners never saw, for :func:`diagnose_learners`."""
+    from bspatial.construction.demos import PROVENANCE_FILE, record_demos
+
+    demos = out / "demos_val"
+    if not (demos / PROVENANCE_FILE).is_file():
+        logger.info("validation demos: recording %d per task (seed %d)", scale.validation_demos, VALIDATION_SEED)
+        _timed(timings, "validation demos", lambda: record_demos(
+            demos, tasks=tasks, episodes_per_task=scale.validation_demos, seed=VALIDATION_SEED, workers=workers,
+            cameras=CAMERAS))
+    return demos
+
+
+def diagnose_learners(out: Path, preset: str, specs: dict[str, str], validation: Path,
+                      timings: Timings) -> dict[str, dict]:
+    """``bspatial.modeling.diagnostics.diagnose`` of each of our learners (the ACT is lerobot's, not ours) on the
+    validation demonstrations, kept in ``<out>/diagnosis.json`` (a learner already there is skipped)."""
+    from bspatial.common.files import atomic_write_text
+    from bspatial.modeling.diagnostics import diagnose
+
+    path = out / "diagnosis.json"
+    done: dict[str, dict] = json.loads(path.read_text()) if path.is_file() else {}
+    for name, how in learners(preset).items():
+        if how["kind"] != "bspatial" or name in done:
+            continue
+        start = time.perf_counter()
+        done[name] = diagnose(specs[name], validation, how["preset"]).as_dict()
+        timings.add("diagnose", time.perf_counter() - start)
+        atomic_write_text(path, json.dumps(done, indent=2))
+    return done
+
+
+def train_bspatial(name: str, preset: str, demos: Path, out: Path, scale: Scale) -> tuple[Path, bool]:
+    """The learner's checkpoint, and whether it was trained now (False: an earlier run finished it)."""
     from bspatial.modeling.train import train
 
     run = out / "train" / name
     if (run / "pretrained_model" / "config.json").is_file():
         logger.info("train %s: done", name)
-        return run / "pretrained_model"
+        return run / "pretrained_model", False
     resume = (run / "run_config.json").is_file()
     logger.info("train %s: preset %s, %s", name, preset, "resuming" if resume else "from scratch")
-    _timed(timings, f"train {name}", lambda: train(preset, str(demos), str(run), max_steps=scale.steps,
-                                                   resume=resume, task_column="task_name"))
-    return run / "pretrained_model"
+    train(preset, str(demos), str(run), max_steps=scale.steps, resume=resume, task_column="task_name")
+    return run / "pretrained_model", True
 
 
-def train_act(demos: Path, out: Path, scale: Scale, timings: Timings) -> Path:
+def train_act(demos: Path, out: Path, scale: Scale) -> tuple[Path, bool]:
+    """The ACT's checkpoint, and whether it was trained now (False: an earlier run finished it)."""
     run = out / "train" / "act"
     final = run / "checkpoints" / f"{scale.act_steps:06d}"
     if (final / "pretrained_model" / "config.json").is_file():
         logger.info("train act: done")
-        return final
+        return final, False
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled"}
     last = run / "checkpoints" / "last" / "pretrained_model" / "train_config.json"
     binary = str(Path(sys.executable).parent / "lerobot-train")
@@ -157,17 +198,66 @@ def train_act(demos: Path, out: Path, scale: Scale, timings: Timings) -> Path:
                    f"--save_freq={max(1, min(scale.act_steps, 500))}", f"--log_freq={max(1, min(scale.act_steps, 50))}",
                    f"--output_dir={run}"]
     logger.info("train act: %s", " ".join(command))
+    proc = subprocess.run(command, env=env, capture_output=True, text=True)
+    (out / "train").mkdir(parents=True, exist_ok=True)
+    (out / "train" / "act.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise RuntimeError(f"lerobot-train failed (exit {proc.returncode}); log: {out / 'train' / 'act.log'}\n"
+                           f"{proc.stderr[-3000:]}")
+    return final, True
 
-    def work() -> None:
-        proc = subprocess.run(command, env=env, capture_output=True, text=True)
-        (out / "train").mkdir(parents=True, exist_ok=True)
-        (out / "train" / "act.log").write_text(proc.stdout + proc.stderr)
-        if proc.returncode != 0:
-            raise RuntimeError(f"lerobot-train failed (exit {proc.returncode}); log: {out / 'train' / 'act.log'}\n"
-                               f"{proc.stderr[-3000:]}")
 
-    _timed(timings, "train act", work)
-    return final
+def _exit_with_parent(parent: int) -> None:
+    """End this worker when the process that started it is gone: a ProcessPoolExecutor worker outlives a killed
+    parent and would go on training (and holding the run folder's lock) after the user stopped the run."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(2.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def train_learner(name: str, how: dict, demos: Path, out: Path, scale: Scale, threads: int,
+                  parent: int) -> tuple[str, float | None]:
+    """Train one learner (in a worker process of :func:`train_all`): its rollout spec and the wall seconds of its
+    training (None: an earlier run finished it)."""
+    import torch
+
+    _exit_with_parent(parent)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    # The learners share the machine's cores; torch (and lerobot-train, a child process) would each take them all.
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    torch.set_num_threads(threads)
+    start = time.perf_counter()
+    if how["kind"] == "act":
+        checkpoint, trained = train_act(demos, out, scale)
+        spec = f"lerobot:{checkpoint}"
+    else:
+        checkpoint, trained = train_bspatial(name, how["preset"], demos, out, scale)
+        spec = str(checkpoint)
+    return spec, (time.perf_counter() - start) if trained else None
+
+
+def train_all(preset: str, demos: Path, out: Path, scale: Scale, workers: int, timings: Timings) -> dict[str, str]:
+    """Every learner's rollout spec, training ``workers`` of them at once (spawned processes, one torch thread per
+    core each); a finished learner is skipped, a killed one resumes from its newest checkpoint."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = learners(preset)
+    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    specs: dict[str, str] = {}
+    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {name: pool.submit(train_learner, name, how, demos, out, scale, threads, os.getpid())
+                   for name, how in jobs.items()}
+        for name, future in futures.items():
+            specs[name], seconds = future.result()
+            if seconds is not None:
+                timings.add(f"train {name}", seconds)
+    return specs
 
 
 def rollout(spec: str, split: str, tasks: list[str], folder: Path, scale: Scale, workers: int, condition: str,
@@ -254,7 +344,7 @@ def _commit() -> str:
         return "unknown"
 
 
-def write_results(rows: list[dict], results: Path, header: str) -> tuple[Path, Path]:
+def write_results(rows: list[dict], results: Path, header: str, footer: str) -> tuple[Path, Path]:
     from bspatial.common.files import atomic_write_text
 
     results.mkdir(parents=True, exist_ok=True)
@@ -264,7 +354,7 @@ def write_results(rows: list[dict], results: Path, header: str) -> tuple[Path, P
     writer.writerows(rows)
     csv_path, md_path = results / "learned_table4.csv", results / "learned_table4.md"
     atomic_write_text(csv_path, buffer.getvalue())
-    atomic_write_text(md_path, header + "\n\n" + table4_markdown(rows) + "\n")
+    atomic_write_text(md_path, header + "\n\n" + table4_markdown(rows) + "\n\n" + footer + "\n")
     return csv_path, md_path
 
 
@@ -273,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/learned"))
     parser.add_argument("--tasks", nargs="*", default=list(TASKS))
     parser.add_argument("--preset", default="cpu_reach", help="the baseline's training preset")
-    parser.add_argument("--workers", type=int, default=1, help="processes for recording and rollouts")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes for recording, training (learners at once) and rollouts")
     parser.add_argument("--smoke", action="store_true", help="one demo per task, two steps (wiring only)")
     parser.add_argument("--demos", type=int, default=None, help="demonstrations per task (default 100)")
     parser.add_argument("--steps", type=int, default=None, help="training steps of our learners (default: preset)")
@@ -284,10 +375,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from bspatial.catalog.tasks import canonical_task_name
     from bspatial.construction.demos import PROVENANCE_FILE
+    from bspatial.modeling.diagnostics import Diagnosis, diagnosis_markdown
 
     base = SMOKE if args.smoke else FULL
     scale = Scale(demos=args.demos or base.demos, steps=args.steps or base.steps,
-                  act_steps=args.act_steps or base.act_steps, episodes=base.episodes, max_steps=base.max_steps)
+                  act_steps=args.act_steps or base.act_steps, episodes=base.episodes, max_steps=base.max_steps,
+                  validation_demos=base.validation_demos)
     tasks = [canonical_task_name(t) for t in args.tasks]
     preset = "tiny" if args.smoke else args.preset
     out: Path = args.out
@@ -295,12 +388,11 @@ def main(argv: list[str] | None = None) -> int:
     timings = Timings(out)
 
     demos = record(out, tasks, scale, args.workers, timings)
-    policies: dict[str, tuple[str, str]] = {}   # label -> (policy spec, condition)
-    for name, how in learners(preset).items():
-        if how["kind"] == "act":
-            policies[name] = (f"lerobot:{train_act(demos, out, scale, timings)}", how["condition"])
-        else:
-            policies[name] = (str(train_bspatial(name, how["preset"], demos, out, scale, timings)), how["condition"])
+    specs = train_all(preset, demos, out, scale, args.workers, timings)
+    validation = record_validation(out, tasks, scale, args.workers, timings)
+    diagnosis = diagnose_learners(out, preset, specs, validation, timings)
+    # label -> (policy spec, condition)
+    policies = {name: (specs[name], how["condition"]) for name, how in learners(preset).items()}
     runs: dict[tuple[str, str], Path] = {}
     for label, (spec, condition) in [*policies.items(), *((r, (r, "spatial")) for r in REFERENCES)]:
         for split in SPLITS:
@@ -324,8 +416,13 @@ def main(argv: list[str] | None = None) -> int:
         "- wall time per step (s, accumulated over resumptions): " + ", ".join(
             f"{k} {v:.0f}" for k, v in timings.seconds.items()),
     ])
-    csv_path, md_path = write_results(rows, args.results, header)
-    print(header + "\n\n" + table4_markdown(rows))
+    validation_provenance = json.loads((validation / PROVENANCE_FILE).read_text())
+    footer = (f"Diagnosis (bspatial.modeling.diagnostics) on {len(validation_provenance['episodes'])} validation "
+              f"demonstrations (build seed {VALIDATION_SEED}: the training instructions on layouts the learners never "
+              "saw), 4 frames each; losses on normalised actions, errors in robot units:\n\n"
+              + diagnosis_markdown({name: Diagnosis(**d) for name, d in diagnosis.items()}))
+    csv_path, md_path = write_results(rows, args.results, header, footer)
+    print(header + "\n\n" + table4_markdown(rows) + "\n\n" + footer)
     logger.info("wrote %s and %s; correlation %s; leaderboard file://%s", csv_path, md_path, correlation,
                 site.resolve())
     return 0

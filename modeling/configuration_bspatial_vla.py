@@ -57,6 +57,9 @@ class BSpatialVLAConfig(PretrainedConfig):
         camera_names: the camera images in input order (DESIGN §4: head, left_wrist, right_wrist).
         state_num_bins, state_min, state_max: the discretisation of the normalised state written into
             the text prefix (pi0.5: 256 bins over [-1, 1]); used by the processor.
+        state_in_prompt: write the discretised state into the prompt (pi0.5). False leaves it out: the
+            expert reads the state through its own state token either way, and on a byte-level offline
+            tokenizer the 84-dim state text is ~85% of the prompt (``training_config.CPU_REACH_NOTES``).
         ir_mode: ``"none"``, ``"dot"`` or ``"attn_map"`` (Appendix 13.3); not ``"none"`` adds one image.
         first_frame_anchor: also feed the first frame's dot-marked head image, as a fifth image
             (Appendix 13.3, "Temporal conditioning"); needs ``ir_mode="dot"``.
@@ -105,6 +108,7 @@ class BSpatialVLAConfig(PretrainedConfig):
     state_num_bins: int = 256
     state_min: float = -1.0
     state_max: float = 1.0
+    state_in_prompt: bool = True
     # IR conditioning (Section 4.2, Appendix 13.3).
     ir_mode: str = "none"
     first_frame_anchor: bool = False

@@ -68,6 +68,9 @@ QUANTILE_EPS = 1e-8
 VISION_START, IMAGE_PAD, VISION_END = "<|vision_start|>", "<|image_pad|>", "<|vision_end|>"
 # openpi pi0.5 prompt (`tokenizer.py`, lerobot `Pi05PrepareStateTokenizerProcessorStep`).
 PROMPT_TEMPLATE = "Task: {task}, State: {state};\nAction: "
+# The same prompt without the state text (``config.state_in_prompt=False``): the expert still reads the state
+# through its state token, so the prefix carries only the images and the instruction.
+PROMPT_TEMPLATE_NO_STATE = "Task: {task};\nAction: "
 
 
 def image_key(name: str, camera_names: Sequence[str]) -> str:
@@ -151,6 +154,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
             ``observation.ir_target`` instead of the rendered ``observation.images.ir``.
         ir_source_camera: the camera the dot is drawn on (Appendix 13.3: the head camera).
         max_context_frames: ``config.max_context_frames``; > 0 makes ``observation.images.context`` required.
+        state_in_prompt: ``config.state_in_prompt``; False leaves the state text out of the prompt.
 
     Build one from a model config with :meth:`from_model_config`.
     """
@@ -160,7 +164,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
     def __init__(self, image_processor=None, tokenizer=None, stats: Mapping | None = None,
                  image_names: Sequence[str] | None = None, camera_names: Sequence[str] | None = None,
                  state_num_bins: int = 256, state_min: float = -1.0, state_max: float = 1.0,
-                 ir_mode: str = "none", ir_source_camera: str = "head", max_context_frames: int = 0, **kwargs):
+                 ir_mode: str = "none", ir_source_camera: str = "head", max_context_frames: int = 0,
+                 state_in_prompt: bool = True, **kwargs):
         super().__init__(image_processor, tokenizer, **kwargs)
         if image_names is None or not list(image_names):
             raise ValueError(f"image_names must list the image slots (config.image_names), got {image_names!r}")
@@ -174,6 +179,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
         if isinstance(max_context_frames, bool) or int(max_context_frames) != max_context_frames or max_context_frames < 0:
             raise ValueError(f"max_context_frames must be a non-negative integer, got {max_context_frames!r}")
         self.max_context_frames = int(max_context_frames)
+        self.state_in_prompt = bool(state_in_prompt)
 
     @classmethod
     def from_model_config(cls, config, image_processor, tokenizer, stats: Mapping) -> BSpatialVLAProcessor:
@@ -182,7 +188,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
                         camera_names=config.camera_names, state_num_bins=config.state_num_bins,
                         state_min=config.state_min, state_max=config.state_max, ir_mode=config.ir_mode,
                         ir_source_camera="head" if "head" in config.camera_names else config.camera_names[0],
-                        max_context_frames=config.max_context_frames)
+                        max_context_frames=config.max_context_frames, state_in_prompt=config.state_in_prompt)
         for feature, dim in ((STATE_KEY, config.state_dim), (ACTION_KEY, config.action_dim)):
             width = len(processor.stats[feature][QUANTILE_LOW])
             if width != dim:
@@ -287,7 +293,9 @@ class BSpatialVLAProcessor(ProcessorMixin):
             images = placeholder * len(self.image_names)
             if self.max_context_frames:
                 images = CONTEXT_PREFIX + placeholder * n_context + CURRENT_PREFIX + images
-            prompts.append(images + PROMPT_TEMPLATE.format(task=cleaned, state=" ".join(map(str, bins))))
+            text = (PROMPT_TEMPLATE.format(task=cleaned, state=" ".join(map(str, bins))) if self.state_in_prompt
+                    else PROMPT_TEMPLATE_NO_STATE.format(task=cleaned))
+            prompts.append(images + text)
         return prompts
 
     def encode(self, images: list[torch.Tensor], prompts: list[str],

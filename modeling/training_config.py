@@ -129,9 +129,10 @@ _DECLARED_PRESETS: tuple[TrainingConfig, ...] = (
                    backbone=TINY_BACKBONE, save_every=2, log_every=1, num_workers=0, image_pixels=64 * 64),
     # Issue 33: the reach tasks trained on 2 CPU cores in well under an hour (sizes and measurements:
     # CPU_REACH_NOTES below). Its dot-IR and language-blanked variants derive from it (_cpu_reach_variants).
-    TrainingConfig("cpu_reach", batch_size=16, peak_lr=1e-3, max_steps=1200, warmup_steps=100, mixed_precision="no",
-                   backbone=SMALL_BACKBONE, vlm_adapter="full", task_column="task_name", save_every=400,
-                   log_every=25, num_workers=1, image_pixels=96 * 96),
+    TrainingConfig("cpu_reach", batch_size=32, peak_lr=1e-3, max_steps=1500, warmup_steps=100, mixed_precision="no",
+                   backbone=SMALL_BACKBONE, vlm_adapter="full", task_column="task_name", save_every=500,
+                   log_every=25, num_workers=1, image_pixels=96 * 96,
+                   model_overrides={"camera_names": ["head"], "state_in_prompt": False}),
 )
 # The six policy variants of Section 4.2 (Table 4 rows); each gets a tiny counterpart below.
 VARIANT_PRESETS = ("pi05_qwen_frozen", "pi05_qwen_lora", "pi05_qwen_droid_init", "pi05_qwen_dot_ir",
@@ -201,26 +202,32 @@ rad for torso / arms, m/s and rad/s for the base; grippers do not move in reach 
 ("bare": the instruction replaced by the bare task name; "swapped": by the other training instruction. The
 blind run trained and is validated on the bare name: its 0.250 matches the instructed run's 0.251 at step 300.)
 
-Choice: ``small`` (1.4M parameters, Qwen3.5-shaped: 3 gated-delta-net + 1 full-attention layer), the VLM
-trained in full, 96 px images from all three cameras, batch 16, peak LR 1e-3, 100 warmup steps, 1,200 steps,
-tasks sampled uniformly by ``task_name`` (reach_plate / reach_tool / reach_dice in one set).
-Why: the small model reaches a much lower validation loss than the tiny one in fewer steps (0.25 at step
-300 and 0.21 at step 360 of a 600-step schedule, against 0.41 after the tiny one's whole 400-step schedule,
-frozen or trained VLM alike), and its arm / torso error falls below the hold-still baseline at the chunk's
-end; a wider backbone (192) costs 1.8x per step and was not trained (no time). A frozen random VLM is
-cheaper (0.62 s) but passes random features, so it could never learn to read the instruction; training it
-in full is the only way this backbone can. 96 px rather than 64 costs 9% and keeps the dot-IR variant's dot
-(radius 4 at 224 px, 1.7 px at 96) visible; 128 px costs 17% more and head-only would save 12% (dropping the
-wrist views); neither was trained (no time). Batch 32 costs 2.2x per step, so batch 16 sees more steps.
-Time: 1,200 steps x ~1.7 s (1.76 s with the dot image) = 34-36 min of one core, the other core decoding
-(``num_workers=1``), plus 1-2 min of start-up and checkpoints: about 40 min per variant on 2 cores with
-``OMP_NUM_THREADS=1``, whatever the number of episodes (the run is counted in steps).
+First choice (superseded below): ``small`` (1.4M parameters, Qwen3.5-shaped: 3 gated-delta-net + 1 full-attention
+layer), the VLM trained in full, 96 px images from all three cameras, batch 16, peak LR 1e-3, 1,200 steps. Why the
+small backbone and the full VLM: the small model reaches a much lower validation loss than the tiny one in fewer steps
+(0.25 at step 300 against 0.41 after the tiny one's whole 400-step schedule, frozen or trained VLM alike); a frozen
+random VLM passes random features, so it could never learn to read the instruction; a wider backbone (192) costs 1.8x
+per step. In these budgets no run used the instruction (validation loss with the true, the bare and a swapped
+instruction agree to 1e-3), and open-loop errors were not below the hold-still baseline over the chunk.
 
-Honest negatives: in these budgets no run used the instruction (validation loss with the true, the bare and a
-swapped instruction agree to 1e-3), and open-loop errors are not below the hold-still baseline on average
-over the chunk (only at the chunk's end for the arms / torso). The presets are sized to train and to be
-compared (instruction vs blind vs dot IR) in under an hour; a policy that reads the instruction will need
-more data or steps than these measurements covered.
+Revision (what the preset is now): the prompt leaves the state text out (``state_in_prompt=False``) and the policy
+reads the head camera only. The expert reads the state through its own state token either way, so the text only
+repeated it: on the byte-level offline tokenizer it was ~85% of the prompt and most of the cost, and it diluted the
+instruction the VLM has to read. Measured (CPU seconds of one torch thread per optimiser step, process time, a
+recording job on the other core):
+
+| prompt / cameras                  | tokens | batch 16 | batch 32 |
+|-----------------------------------|--------|----------|----------|
+| pi0.5 state text, three cameras   | 347    | 1.45     | 2.41     |
+| pi0.5 state text, head camera     | 341    | 1.14     | 2.36     |
+| no state text, head camera (now)  | 63     | 0.21     | 0.40     |
+
+So a step of batch 32 now costs a third of a batch-16 step before: ``cpu_reach`` trains batch 32 for 1,500 steps
+(48,000 samples, 8x the data the first choice saw in 1,200 steps of 16) at peak LR 1e-3 with 100 warm-up steps. The
+head camera alone also lets ``bspatial demos --camera head`` record 4.2x the episodes per hour (benchmarks/demos.py)
+and is what the CPU ACT reads. In ``benchmarks/learned.py`` two learners train side by side on the 2 cores, each
+with one torch thread and one DataLoader worker decoding its frames; measured there: ~1.2-1.4 s of wall time per
+step each (the decoding workers take ~40% of the CPU), so 1,500 steps take ~35 min per pair.
 """
 
 CPU_REACH_PRESET = "cpu_reach"

@@ -46,6 +46,11 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
     blank = [json.loads(p.read_text()) for p in (out / "rollouts" / "tiny_blind_language-held_out" / "episodes").glob("*.json")]
     assert {(r["condition"], r["instruction"]) for r in blank} == {("task_name", "reach plate"), ("task_name", "reach tool"),
                                                                   ("task_name", "reach dice")}
+    # The diagnosis of our three learners on the validation demonstrations, in the Markdown beside the table.
+    diagnosis = json.loads((out / "diagnosis.json").read_text())
+    assert sorted(diagnosis) == ["tiny", "tiny_blind_language", "tiny_dot_ir"]
+    assert diagnosis["tiny_blind_language"]["trained_prompt"] == "bare" and diagnosis["tiny"]["frames"] == 3 * 4
+    assert "| learner | frames | val loss: instruction / bare / swapped |" in markdown
     # Table 3's layout and the leaderboard ran on the learned rows.
     assert "tiny" in (out / "reports" / "correlation" / "correlation.md").read_text()
     assert (out / "site" / "index.html").is_file()

@@ -93,4 +93,26 @@ def test_instruction_source_sets_the_prompt_of_the_training_batch(demos_root, so
     first_of_episode = [0, 8]  # 8 frames per episode
     batch = ProcessorCollate(processor)([dataset[i] for i in first_of_episode])
     prompts = processor.tokenizer.batch_decode(batch["input_ids"], skip_special_tokens=True)
-    assert [p.split("Task: ")[1].split(", State:")[0] for p in prompts] == list(expected)
+    assert [p.split("Task: ")[1].split(";")[0] for p in prompts] == list(expected)
+
+
+def test_cpu_reach_reads_the_head_camera_and_leaves_the_state_text_out(demos_root):
+    """The state reaches the expert through its state token only: the prompt is images + instruction, and the
+    state text the pi0.5 prompt carries (84 dims, ~330 byte-level tokens) is gone."""
+    from bspatial.modeling.train import build_policy
+
+    lean = get_preset("cpu_reach")
+    pi05 = get_preset("cpu_reach", model_overrides={"camera_names": ["head"], "state_in_prompt": True})
+    lengths = {}
+    for name, config in (("lean", lean), ("pi05", pi05)):
+        model, processor, _ = build_policy(config, dataset_metadata(demos_root))
+        assert model.config.camera_names == ["head"]
+        dataset, _ = build_dataset(demos_root, config, chunk_size=32)
+        batch = ProcessorCollate(processor)([dataset[0]])
+        prompt = processor.tokenizer.decode(batch["input_ids"][0], skip_special_tokens=True)
+        assert ("State: " in prompt) is (name == "pi05")
+        assert prompt.endswith(f"Task: {INSTRUCTIONS[0]};\nAction: ") or name == "pi05"
+        lengths[name] = batch["input_ids"].shape[1]
+        with torch.no_grad():
+            assert torch.isfinite(model(**{k: v for k, v in batch.items() if k != "task"}).loss)
+    assert lengths["pi05"] - lengths["lean"] >= 2 * 84  # at least "d " per state dim

@@ -54,6 +54,16 @@ def test_state_bins_text_for_known_states(vla_processor):
     assert prompt == image_text + "Task: pick up the cup on the left, State: 0 64 128 192 255 255 0 128;\nAction: "
 
 
+def test_state_text_left_out_when_the_config_says_so(tmp_path, tiny_config, processor):
+    config = type(tiny_config)(**{**tiny_config.to_dict(), "state_in_prompt": False})
+    lean = BSpatialVLAProcessor.from_model_config(config, processor.image_processor, processor.tokenizer, STATS)
+    bins = lean.discretize_state(lean.normalize_state(torch.zeros(1, config.state_dim)))
+    image_text = "<|vision_start|><|image_pad|><|vision_end|>" * 3
+    assert lean.build_prompts(["open the drawer"], bins) == [image_text + "Task: open the drawer;\nAction: "]
+    lean.save_pretrained(tmp_path)
+    assert AutoProcessor.from_pretrained(tmp_path).state_in_prompt is False
+
+
 def test_normalize_unnormalize_are_inverse(vla_processor):
     actions = torch.from_numpy(np.random.default_rng(1).uniform(-5, 5, (3, 32, ACTION_DIM)).astype(np.float32))
     normalized = vla_processor.normalize_actions(actions)

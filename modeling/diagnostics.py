@@ -1,0 +1,183 @@
+"""Why a learner does or does not learn (issue 33): a trained checkpoint against demonstrations it never saw.
+
+Three measurements on the same frames (a few per episode, evenly spaced from its first frame), each with fixed
+noise and flow times, so a number changes only when the checkpoint or the data does:
+
+* **validation loss** (the training objective) with three prompts: the episode's recorded ``instruction``, its
+  ``bare`` task name (:func:`bspatial.catalog.tasks.bare_task_name`) and a ``swapped`` instruction (another
+  recorded instruction of the same task, where the data holds one). A policy that reads the instruction has a
+  lower loss with the true one than with a swapped one; equal losses say the instruction is ignored.
+* **open-loop action error**: mean ``|a - recorded|`` over the predicted chunk (robot units: rad for joints,
+  m/s and rad/s for the base) of the sampled chunk, beside two references that read nothing: ``frozen`` (the
+  chunk's first recorded action held for the whole chunk: a policy that knows the current command exactly and
+  stops) and ``mean`` (the dataset's mean action). ``*_end`` is the same at the chunk's last step, where a
+  reach has moved furthest. A learner whose error is not below ``frozen`` has not learnt the motion.
+* **instruction effect**: mean ``|chunk(instruction) - chunk(swapped)|`` from the same noise: how far the
+  instruction moves the sampled actions.
+
+Run it from ``benchmarks/learned.py`` (its ``diagnose`` step) or directly::
+
+    from bspatial.modeling.diagnostics import diagnose
+    diagnose("runs/learned/train/cpu_reach/pretrained_model", "runs/learned/demos_val", "cpu_reach")
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from bspatial.catalog.tasks import bare_task_name
+from .training_config import get_preset
+from .training_data import ProcessorCollate, build_dataset, dataset_metadata, episode_tasks
+
+logger = logging.getLogger(__name__)
+
+PROMPTS = ("instruction", "bare", "swapped")
+"""The prompt variants of the validation loss (module docstring)."""
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One checkpoint's measurements (module docstring); losses on normalised actions, errors in robot units."""
+
+    frames: int
+    episodes: int
+    loss: dict[str, float]
+    open_loop: dict[str, float]
+    instruction_effect: float | None
+    trained_prompt: str = field(default="instruction")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def swapped_instructions(episodes) -> dict[int, str]:
+    """Episode -> another recorded instruction of its task (the first in sorted order that differs), for the
+    episodes whose task has more than one instruction in ``episodes`` (lerobot ``meta.episodes``)."""
+    names, instructions = episode_tasks(episodes, "task_name"), episode_tasks(episodes, "tasks")
+    by_task: dict[str, set[str]] = {}
+    for episode, name in names.items():
+        by_task.setdefault(name, set()).add(instructions[episode])
+    swapped = {}
+    for episode, name in names.items():
+        others = sorted(by_task[name] - {instructions[episode]})
+        if others:
+            swapped[episode] = others[0]
+    return swapped
+
+
+def frame_indices(lengths: Mapping[int, int], starts: Mapping[int, int], per_episode: int) -> list[int]:
+    """Absolute frame indices: ``per_episode`` evenly spaced frames of each episode, its first frame included."""
+    picked = []
+    for episode, length in sorted(lengths.items()):
+        offsets = np.unique(np.linspace(0, length, per_episode, endpoint=False).astype(int))
+        picked.extend(int(starts[episode] + o) for o in offsets)
+    return picked
+
+
+def _chunk_error(predicted: np.ndarray, recorded: np.ndarray, pad: np.ndarray) -> tuple[float, float]:
+    """Mean |predicted - recorded| over the unpadded steps, and at the last step where it is not padded."""
+    valid = ~pad
+    whole = float(np.abs(predicted - recorded)[valid].mean())
+    last = valid[:, -1]
+    end = float(np.abs(predicted[last, -1] - recorded[last, -1]).mean()) if last.any() else float("nan")
+    return whole, end
+
+
+def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, preset: str, *,
+             frames_per_episode: int = 4, batch_size: int = 16, seed: int = 0) -> Diagnosis:
+    """Measure ``checkpoint`` (a ``pretrained_model`` folder trained with ``preset``) on the demonstrations at
+    ``dataset_root`` (recorded by ``bspatial demos``: its episodes carry ``task_name``).
+
+    The ``instruction`` prompt of a preset trained on bare task names (``instruction_source="task_name"``) is
+    still the recorded instruction; ``trained_prompt`` says which prompt the checkpoint was trained with.
+    """
+    from transformers import AutoModel, AutoProcessor
+
+    import bspatial.modeling  # noqa: F401  (registers the auto classes)
+    from .processing_bspatial_vla import TASK_KEY
+
+    if frames_per_episode < 1:
+        raise ValueError(f"frames_per_episode must be >= 1, got {frames_per_episode!r}")
+    config = get_preset(preset, task_column="task_name", instruction_source="instruction", data_fraction=1.0)
+    trained_prompt = "bare" if get_preset(preset).instruction_source == "task_name" else "instruction"
+    model = AutoModel.from_pretrained(checkpoint).eval()
+    processor = AutoProcessor.from_pretrained(checkpoint)
+    dataset, _ = build_dataset(dataset_root, config, chunk_size=model.config.chunk_size)
+    meta = dataset_metadata(dataset_root)
+    episodes = meta.episodes
+    lengths = dict(zip(map(int, episodes["episode_index"]), map(int, episodes["length"]), strict=True))
+    starts = dict(zip(map(int, episodes["episode_index"]), map(int, episodes["dataset_from_index"]), strict=True))
+    names = episode_tasks(episodes, "task_name")
+    swapped = swapped_instructions(episodes)
+    if any(episode not in swapped for episode in lengths):
+        swapped = {}   # a task with one instruction only: no swapped prompt for any frame (one set of frames)
+    indices = frame_indices(lengths, starts, frames_per_episode)
+    mean_action = np.asarray(meta.stats["action"]["mean"], dtype=np.float32)
+    logger.info("diagnose %s: %d frames of %d episodes", checkpoint, len(indices), len(lengths))
+
+    generator = torch.Generator().manual_seed(seed)
+    losses: dict[str, list[float]] = {p: [] for p in PROMPTS}
+    errors: dict[str, list[tuple[float, float, int]]] = {k: [] for k in ("policy", "frozen", "mean")}
+    effects: list[float] = []
+    for start in range(0, len(indices), batch_size):
+        items = [dataset[i] for i in indices[start:start + batch_size]]
+        shape = (len(items), model.config.chunk_size, model.config.action_dim)
+        noise = torch.randn(shape, generator=generator)
+        time = torch.rand(len(items), generator=generator) * 0.98 + 0.01
+        prompts = {"instruction": [str(it[TASK_KEY]) for it in items],
+                   "bare": [bare_task_name(names[int(it["episode_index"])]) for it in items]}
+        if swapped:
+            prompts["swapped"] = [swapped[int(it["episode_index"])] for it in items]
+        chunks = {}
+        with torch.no_grad():
+            for prompt, texts in prompts.items():
+                batch = ProcessorCollate(processor)([{**it, TASK_KEY: t} for it, t in zip(items, texts, strict=True)])
+                losses[prompt].append(float(model.compute_loss(batch, noise=noise, time=time)) * len(items))
+                if prompt in ("instruction", "swapped"):
+                    chunks[prompt] = processor.unnormalize_actions(model.sample_actions(batch, noise=noise)).numpy()
+        recorded = np.stack([np.asarray(it["action"], dtype=np.float32) for it in items])
+        pad = np.stack([np.asarray(it["action_is_pad"], dtype=bool) for it in items])
+        references = {"policy": chunks["instruction"],
+                      "frozen": np.repeat(recorded[:, :1], recorded.shape[1], axis=1),
+                      "mean": np.broadcast_to(mean_action, recorded.shape)}
+        for name, predicted in references.items():
+            errors[name].append((*_chunk_error(predicted, recorded, pad), len(items)))
+        if "swapped" in chunks:
+            effects.append(float(np.abs(chunks["instruction"] - chunks["swapped"]).mean()) * len(items))
+    n = len(indices)
+    open_loop = {}
+    for name, parts in errors.items():
+        weights = np.array([w for *_, w in parts], dtype=float)
+        open_loop[name] = float(np.dot([w for w, _, _ in parts], weights) / weights.sum())
+        ends = np.array([e for _, e, _ in parts], dtype=float)
+        ok = ~np.isnan(ends)
+        open_loop[f"{name}_end"] = (float(np.dot(ends[ok], weights[ok]) / weights[ok].sum()) if ok.any()
+                                    else float("nan"))
+    return Diagnosis(frames=n, episodes=len(lengths),
+                     loss={p: sum(v) / n for p, v in losses.items() if v},
+                     open_loop=open_loop, instruction_effect=sum(effects) / n if effects else None,
+                     trained_prompt=trained_prompt)
+
+
+def diagnosis_markdown(rows: Mapping[str, Diagnosis]) -> str:
+    """One Markdown table row per learner: its losses, open-loop errors and instruction effect."""
+    def num(value: float | None) -> str:
+        return "-" if value is None or value != value else f"{value:.3f}"
+
+    lines = ["| learner | frames | val loss: instruction / bare / swapped | open-loop error: policy / frozen / mean "
+             "(chunk end) | instruction effect |", "|---|---|---|---|---|"]
+    for name, d in rows.items():
+        loss = " / ".join(num(d.loss.get(p)) for p in PROMPTS)
+        ol = " / ".join(f"{num(d.open_loop[k])} ({num(d.open_loop[k + '_end'])})" for k in ("policy", "frozen", "mean"))
+        lines.append(f"| {name} (trained on: {d.trained_prompt}) | {d.frames} | {loss} | {ol} | "
+                     f"{num(d.instruction_effect)} |")
+    return "\n".join(lines)
+
+
+__all__ = ["Diagnosis", "PROMPTS", "diagnose", "diagnosis_markdown", "frame_indices", "swapped_instructions"]
