@@ -8,10 +8,15 @@ noise and flow times, so a number changes only when the checkpoint or the data d
   recorded instruction of the same task, where the data holds one). A policy that reads the instruction has a
   lower loss with the true one than with a swapped one; equal losses say the instruction is ignored.
 * **open-loop action error**: mean ``|a - recorded|`` over the predicted chunk (robot units: rad for joints,
-  m/s and rad/s for the base) of the sampled chunk, beside two references that read nothing: ``frozen`` (the
-  chunk's first recorded action held for the whole chunk: a policy that knows the current command exactly and
-  stops) and ``mean`` (the dataset's mean action). ``*_end`` is the same at the chunk's last step, where a
-  reach has moved furthest. A learner whose error is not below ``frozen`` has not learnt the motion.
+  m/s and rad/s for the base) of the sampled chunk, beside three references that read no image and no
+  instruction: ``hold`` (the robot holds still: its joints at the state's joint positions, the base at rest, the
+  grippers at their recorded command), ``frozen`` (the chunk's first recorded action held for the whole chunk: a
+  privileged hold that knows the current command exactly) and ``mean`` (the dataset's mean action). ``*_end`` is
+  the same at the chunk's last step, where a reach has moved furthest. A learner whose error is not below
+  ``hold`` has not learnt the motion.
+* **motion direction**: the mean cosine between the joints' predicted and recorded displacement from the state's
+  joint positions to the chunk's last step (torso and arms; 0 for a direction unrelated to the recorded one, 1 for
+  the same direction).
 * **instruction effect**: mean ``|chunk(instruction) - chunk(swapped)|`` from the same noise: how far the
   instruction moves the sampled actions.
 
@@ -31,6 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import torch
 
+from bspatial.catalog.schema import ACTION_SLICES, PROPRIO_SLICES, STATE_DIM
 from bspatial.catalog.tasks import bare_task_name
 from .training_config import get_preset
 from .training_data import ProcessorCollate, build_dataset, dataset_metadata, episode_tasks
@@ -39,6 +45,10 @@ logger = logging.getLogger(__name__)
 
 PROMPTS = ("instruction", "bare", "swapped")
 """The prompt variants of the validation loss (module docstring)."""
+REFERENCES = ("hold", "frozen", "mean")
+"""The open-loop references (module docstring)."""
+JOINT_GROUPS = (("torso", "torso_qpos"), ("left_arm", "left_arm_qpos"), ("right_arm", "right_arm_qpos"))
+"""Action groups that are absolute joint positions, and the state group holding those joints' positions."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,7 @@ class Diagnosis:
     loss: dict[str, float]
     open_loop: dict[str, float]
     instruction_effect: float | None
+    direction_cosine: float
     trained_prompt: str = field(default="instruction")
 
     def as_dict(self) -> dict:
@@ -78,6 +89,26 @@ def frame_indices(lengths: Mapping[int, int], starts: Mapping[int, int], per_epi
         offsets = np.unique(np.linspace(0, length, per_episode, endpoint=False).astype(int))
         picked.extend(int(starts[episode] + o) for o in offsets)
     return picked
+
+
+def hold_chunk(state: np.ndarray, recorded: np.ndarray) -> np.ndarray:
+    """The ``hold`` reference's chunks: joints at the state's positions, base at rest, grippers as recorded."""
+    hold = np.repeat(recorded[:, :1], recorded.shape[1], axis=1).copy()
+    hold[..., ACTION_SLICES["base"]] = 0.0
+    for action_group, state_group in JOINT_GROUPS:
+        hold[..., ACTION_SLICES[action_group]] = state[:, None, PROPRIO_SLICES[state_group]]
+    return hold
+
+
+def direction_cosines(predicted: np.ndarray, recorded: np.ndarray, state: np.ndarray, pad: np.ndarray) -> list[float]:
+    """Per frame whose chunk is not cut by the episode's end: cos(predicted, recorded) of the joints' displacement
+    from the state's positions to the chunk's last step."""
+    joints = np.concatenate([np.arange(ACTION_SLICES[a].start, ACTION_SLICES[a].stop) for a, _ in JOINT_GROUPS])
+    origin = np.concatenate([state[:, PROPRIO_SLICES[s]] for _, s in JOINT_GROUPS], axis=1)
+    whole = ~pad[:, -1]
+    moved_p, moved_r = predicted[whole, -1][:, joints] - origin[whole], recorded[whole, -1][:, joints] - origin[whole]
+    norms = np.linalg.norm(moved_p, axis=1) * np.linalg.norm(moved_r, axis=1)
+    return [float(c) for c in (moved_p * moved_r).sum(1) / np.maximum(norms, 1e-12)]
 
 
 def _chunk_error(predicted: np.ndarray, recorded: np.ndarray, pad: np.ndarray) -> tuple[float, float]:
@@ -119,12 +150,17 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
         swapped = {}   # a task with one instruction only: no swapped prompt for any frame (one set of frames)
     indices = frame_indices(lengths, starts, frames_per_episode)
     mean_action = np.asarray(meta.stats["action"]["mean"], dtype=np.float32)
+    state_width = int(meta.features["observation.state"]["shape"][0])
+    if state_width != STATE_DIM:
+        raise ValueError(f"{dataset_root}: observation.state has {state_width} dims; the hold reference reads the "
+                         f"simulator's {STATE_DIM}-dim proprioceptive layout (bspatial demos)")
     logger.info("diagnose %s: %d frames of %d episodes", checkpoint, len(indices), len(lengths))
 
     generator = torch.Generator().manual_seed(seed)
     losses: dict[str, list[float]] = {p: [] for p in PROMPTS}
-    errors: dict[str, list[tuple[float, float, int]]] = {k: [] for k in ("policy", "frozen", "mean")}
+    errors: dict[str, list[tuple[float, float, int]]] = {k: [] for k in ("policy", *REFERENCES)}
     effects: list[float] = []
+    cosines: list[float] = []
     for start in range(0, len(indices), batch_size):
         items = [dataset[i] for i in indices[start:start + batch_size]]
         shape = (len(items), model.config.chunk_size, model.config.action_dim)
@@ -143,7 +179,9 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                     chunks[prompt] = processor.unnormalize_actions(model.sample_actions(batch, noise=noise)).numpy()
         recorded = np.stack([np.asarray(it["action"], dtype=np.float32) for it in items])
         pad = np.stack([np.asarray(it["action_is_pad"], dtype=bool) for it in items])
-        references = {"policy": chunks["instruction"],
+        state = np.stack([np.asarray(it["observation.state"], dtype=np.float32) for it in items])
+        cosines += direction_cosines(chunks["instruction"], recorded, state, pad)
+        references = {"policy": chunks["instruction"], "hold": hold_chunk(state, recorded),
                       "frozen": np.repeat(recorded[:, :1], recorded.shape[1], axis=1),
                       "mean": np.broadcast_to(mean_action, recorded.shape)}
         for name, predicted in references.items():
@@ -162,6 +200,7 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     return Diagnosis(frames=n, episodes=len(lengths),
                      loss={p: sum(v) / n for p, v in losses.items() if v},
                      open_loop=open_loop, instruction_effect=sum(effects) / n if effects else None,
+                     direction_cosine=float(np.mean(cosines)) if cosines else float("nan"),
                      trained_prompt=trained_prompt)
 
 
@@ -170,14 +209,15 @@ def diagnosis_markdown(rows: Mapping[str, Diagnosis]) -> str:
     def num(value: float | None) -> str:
         return "-" if value is None or value != value else f"{value:.3f}"
 
-    lines = ["| learner | frames | val loss: instruction / bare / swapped | open-loop error: policy / frozen / mean "
-             "(chunk end) | instruction effect |", "|---|---|---|---|---|"]
+    lines = ["| learner | frames | val loss: instruction / bare / swapped | open-loop error: policy / hold / frozen / "
+             "mean (chunk end) | motion direction (cos) | instruction effect |", "|---|---|---|---|---|---|"]
     for name, d in rows.items():
         loss = " / ".join(num(d.loss.get(p)) for p in PROMPTS)
-        ol = " / ".join(f"{num(d.open_loop[k])} ({num(d.open_loop[k + '_end'])})" for k in ("policy", "frozen", "mean"))
+        ol = " / ".join(f"{num(d.open_loop[k])} ({num(d.open_loop[k + '_end'])})" for k in ("policy", *REFERENCES))
         lines.append(f"| {name} (trained on: {d.trained_prompt}) | {d.frames} | {loss} | {ol} | "
-                     f"{num(d.instruction_effect)} |")
+                     f"{num(d.direction_cosine)} | {num(d.instruction_effect)} |")
     return "\n".join(lines)
 
 
-__all__ = ["Diagnosis", "PROMPTS", "diagnose", "diagnosis_markdown", "frame_indices", "swapped_instructions"]
+__all__ = ["Diagnosis", "PROMPTS", "REFERENCES", "diagnose", "diagnosis_markdown", "direction_cosines", "frame_indices",
+           "hold_chunk", "swapped_instructions"]

@@ -17,7 +17,7 @@ FRAMES = 40
 def demos_root(tmp_path_factory):
     """Two episodes of one task (reach_plate) with two instructions, as ``bspatial demos`` writes them."""
     root = tmp_path_factory.mktemp("diagnostics") / "demos"
-    build_tiny_lerobot_dataset(root, tasks=INSTRUCTIONS, episodes_per_task=1, frames_per_episode=FRAMES, state_dim=8)
+    build_tiny_lerobot_dataset(root, tasks=INSTRUCTIONS, episodes_per_task=1, frames_per_episode=FRAMES, state_dim=84)
     for path in sorted((root / "meta" / "episodes").rglob("*.parquet")):
         table = pq.read_table(path)
         pq.write_table(table.append_column("task_name", pa.array(["reach_plate"] * table.num_rows)), path)
@@ -77,7 +77,7 @@ def test_diagnosis_references_match_the_recorded_actions(demos_root, checkpoint)
                 ends.append(np.abs(chunk[-1] - rows[t]))
     assert d.open_loop["frozen"] == pytest.approx(np.concatenate(diffs).mean(), rel=1e-5)
     assert d.open_loop["frozen_end"] == pytest.approx(np.stack(ends).mean(), rel=1e-5)
-    assert np.isfinite(d.open_loop["policy"]) and np.isfinite(d.open_loop["mean"])
+    assert all(np.isfinite(d.open_loop[k]) for k in ("policy", "hold", "mean")) and -1 <= d.direction_cosine <= 1
     # A network whose gates are open reads every prompt token: three prompts, three losses, different chunks.
     assert set(d.loss) == {"instruction", "bare", "swapped"}
     assert len({round(v, 9) for v in d.loss.values()}) == 3
@@ -89,3 +89,38 @@ def test_diagnosis_is_repeatable(demos_root, checkpoint):
 
     first, second = (diagnose(checkpoint, demos_root, "tiny", frames_per_episode=2) for _ in range(2))
     assert first == second
+
+
+def _state_with_joints(torso, left, right):
+    from bspatial.catalog.schema import PROPRIO_SLICES, STATE_DIM
+
+    state = np.full((1, STATE_DIM), 9.0, dtype=np.float32)   # 9: any dim the hold must not read
+    state[0, PROPRIO_SLICES["torso_qpos"]] = torso
+    state[0, PROPRIO_SLICES["left_arm_qpos"]] = left
+    state[0, PROPRIO_SLICES["right_arm_qpos"]] = right
+    return state
+
+
+def test_hold_reference_keeps_the_joints_where_the_state_has_them_and_the_base_at_rest():
+    from bspatial.modeling.diagnostics import hold_chunk
+
+    recorded = np.arange(2 * 23, dtype=np.float32).reshape(1, 2, 23)   # two steps; grippers at dims 14 and 22
+    hold = hold_chunk(_state_with_joints(0.1, 0.2, 0.3), recorded)
+    expected = np.array([0, 0, 0] + [0.1] * 4 + [0.2] * 7 + [14] + [0.3] * 7 + [22], dtype=np.float32)
+    np.testing.assert_allclose(hold, np.stack([expected, expected])[None])
+
+
+def test_motion_direction_is_one_when_the_joints_move_the_recorded_way_and_minus_one_when_opposite():
+    from bspatial.modeling.diagnostics import direction_cosines, hold_chunk
+
+    state = _state_with_joints(0.0, 0.0, 0.0)
+    recorded = hold_chunk(state, np.zeros((1, 3, 23), dtype=np.float32))
+    recorded[0, -1, 7:14] = 0.5                                   # the left arm moves; the right arm stays
+    twice = recorded.copy()
+    twice[0, -1, 7:14] = 1.0                                      # same direction, twice as far
+    opposite = recorded.copy()
+    opposite[0, -1, 7:14] = -0.2
+    no_pad = np.zeros((1, 3), dtype=bool)
+    assert direction_cosines(twice, recorded, state, no_pad) == pytest.approx([1.0])
+    assert direction_cosines(opposite, recorded, state, no_pad) == pytest.approx([-1.0])
+    assert direction_cosines(twice, recorded, state, np.array([[False, False, True]])) == []   # cut chunk: skipped
