@@ -18,7 +18,8 @@ noise and flow times, so a number changes only when the checkpoint or the data d
   joint positions to the chunk's last step (torso and arms; 0 for a direction unrelated to the recorded one, 1 for
   the same direction).
 * **instruction effect**: mean ``|chunk(instruction) - chunk(swapped)|`` from the same noise: how far the
-  instruction moves the sampled actions.
+  instruction moves the sampled actions; for an IR checkpoint (``ir_mode`` not ``"none"``) the **cue effect**
+  is the same with the IR point moved to another episode's (the dot drawn elsewhere).
 
 Run it from ``benchmarks/learned.py`` (its ``diagnose`` step) or directly::
 
@@ -38,6 +39,7 @@ import torch
 
 from bspatial.catalog.schema import ACTION_SLICES, PROPRIO_SLICES, STATE_DIM
 from bspatial.catalog.tasks import bare_task_name
+from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY
 from .training_config import get_preset
 from .training_data import ProcessorCollate, build_dataset, dataset_metadata, episode_tasks
 
@@ -61,6 +63,7 @@ class Diagnosis:
     open_loop: dict[str, float]
     instruction_effect: float | None
     direction_cosine: float
+    cue_effect: float | None = None
     trained_prompt: str = field(default="instruction")
 
     def as_dict(self) -> dict:
@@ -131,7 +134,7 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     from transformers import AutoModel, AutoProcessor
 
     import bspatial.modeling  # noqa: F401  (registers the auto classes)
-    from .processing_bspatial_vla import TASK_KEY
+    from .processing_bspatial_vla import IR_TARGET_KEY, TASK_KEY
 
     if frames_per_episode < 1:
         raise ValueError(f"frames_per_episode must be >= 1, got {frames_per_episode!r}")
@@ -161,6 +164,8 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     errors: dict[str, list[tuple[float, float, int]]] = {k: [] for k in ("policy", *REFERENCES)}
     effects: list[float] = []
     cosines: list[float] = []
+    cue_effects: list[tuple[float, int]] = []
+    has_cue = model.config.ir_mode != "none"
     for start in range(0, len(indices), batch_size):
         items = [dataset[i] for i in indices[start:start + batch_size]]
         shape = (len(items), model.config.chunk_size, model.config.action_dim)
@@ -186,6 +191,14 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                       "mean": np.broadcast_to(mean_action, recorded.shape)}
         for name, predicted in references.items():
             errors[name].append((*_chunk_error(predicted, recorded, pad), len(items)))
+        shift = frames_per_episode % len(items)   # frames of one episode are consecutive: shift to another's
+        if has_cue and shift:
+            cue_keys = [k for k in (IR_TARGET_KEY, ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY) if k in items[0]]
+            moved = [{**it, **{k: items[(i + shift) % len(items)][k] for k in cue_keys}} for i, it in enumerate(items)]
+            with torch.no_grad():
+                moved_chunk = processor.unnormalize_actions(model.sample_actions(
+                    ProcessorCollate(processor)(moved), noise=noise)).numpy()
+            cue_effects.append((float(np.abs(chunks["instruction"] - moved_chunk).mean()) * len(items), len(items)))
         if "swapped" in chunks:
             effects.append(float(np.abs(chunks["instruction"] - chunks["swapped"]).mean()) * len(items))
     n = len(indices)
@@ -201,6 +214,8 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                      loss={p: sum(v) / n for p, v in losses.items() if v},
                      open_loop=open_loop, instruction_effect=sum(effects) / n if effects else None,
                      direction_cosine=float(np.mean(cosines)) if cosines else float("nan"),
+                     cue_effect=(sum(e for e, _ in cue_effects) / sum(k for _, k in cue_effects)) if cue_effects
+                     else None,
                      trained_prompt=trained_prompt)
 
 
@@ -210,12 +225,13 @@ def diagnosis_markdown(rows: Mapping[str, Diagnosis]) -> str:
         return "-" if value is None or value != value else f"{value:.3f}"
 
     lines = ["| learner | frames | val loss: instruction / bare / swapped | open-loop error: policy / hold / frozen / "
-             "mean (chunk end) | motion direction (cos) | instruction effect |", "|---|---|---|---|---|---|"]
+             "mean (chunk end) | motion direction (cos) | instruction effect | cue effect |",
+             "|---|---|---|---|---|---|---|"]
     for name, d in rows.items():
         loss = " / ".join(num(d.loss.get(p)) for p in PROMPTS)
         ol = " / ".join(f"{num(d.open_loop[k])} ({num(d.open_loop[k + '_end'])})" for k in ("policy", *REFERENCES))
         lines.append(f"| {name} (trained on: {d.trained_prompt}) | {d.frames} | {loss} | {ol} | "
-                     f"{num(d.direction_cosine)} | {num(d.instruction_effect)} |")
+                     f"{num(d.direction_cosine)} | {num(d.instruction_effect)} | {num(d.cue_effect)} |")
     return "\n".join(lines)
 
 

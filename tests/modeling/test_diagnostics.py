@@ -24,8 +24,7 @@ def demos_root(tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="module")
-def checkpoint(demos_root, tmp_path_factory):
+def _checkpoint(root, path, preset):
     import torch
 
     from bspatial.modeling.train import build_policy, export_pretrained
@@ -33,16 +32,20 @@ def checkpoint(demos_root, tmp_path_factory):
     from bspatial.modeling.training_data import dataset_metadata
 
     torch.manual_seed(0)
-    model, processor, _ = build_policy(get_preset("tiny", task_column="task_name"), dataset_metadata(demos_root))
+    model, processor, _ = build_policy(get_preset(preset, task_column="task_name"), dataset_metadata(root))
     # The expert's residual gates start closed (adaLN-Zero), so a fresh expert reads nothing of the prefix; a
     # trained one has opened them. Random modulation weights stand in for training.
     with torch.no_grad():
         for name, parameter in model.action_expert.named_parameters():
             if "norm" in name and parameter.dim() == 2:
                 parameter.normal_(0.0, 0.5)
-    path = tmp_path_factory.mktemp("ckpt") / "pretrained_model"
     export_pretrained(model.eval(), processor, path)
     return path
+
+
+@pytest.fixture(scope="module")
+def checkpoint(demos_root, tmp_path_factory):
+    return _checkpoint(demos_root, tmp_path_factory.mktemp("ckpt") / "pretrained_model", "tiny")
 
 
 def test_swapped_instruction_is_the_other_one_of_the_task(demos_root):
@@ -82,6 +85,20 @@ def test_diagnosis_references_match_the_recorded_actions(demos_root, checkpoint)
     assert set(d.loss) == {"instruction", "bare", "swapped"}
     assert len({round(v, 9) for v in d.loss.values()}) == 3
     assert d.instruction_effect > 0
+    assert d.cue_effect is None   # no IR cue to move
+
+
+def test_cue_effect_of_a_dot_ir_checkpoint(tmp_path):
+    from bspatial.modeling.diagnostics import diagnose
+
+    root = tmp_path / "demos"
+    build_tiny_lerobot_dataset(root, tasks=INSTRUCTIONS, episodes_per_task=1, frames_per_episode=FRAMES, state_dim=84,
+                               ir_targets=True)
+    for path in sorted((root / "meta" / "episodes").rglob("*.parquet")):
+        table = pq.read_table(path)
+        pq.write_table(table.append_column("task_name", pa.array(["reach_plate"] * table.num_rows)), path)
+    d = diagnose(_checkpoint(root, tmp_path / "ckpt", "tiny_dot_ir"), root, "tiny_dot_ir", frames_per_episode=4)
+    assert d.cue_effect > 0   # the dot drawn at another episode's point changes the chunk of an open-gated expert
 
 
 def test_diagnosis_is_repeatable(demos_root, checkpoint):
