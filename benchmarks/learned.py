@@ -122,30 +122,19 @@ def _timed(timings: Timings, step: str, work) -> None:
         timings.add(step, time.perf_counter() - start)
 
 
-def record(out: Path, tasks: list[str], scale: Scale, workers: int, timings: Timings) -> Path:
+def record(folder: Path, step: str, tasks: list[str], per_task: int, seed: int, workers: int,
+           timings: Timings) -> Path:
+    """Head-camera demonstrations of ``tasks`` from the training manifest at ``folder`` (skipped when done): the
+    training set (build seed 0) and the validation set of :func:`diagnose_learners` (:data:`VALIDATION_SEED`)."""
     from bspatial.construction.demos import PROVENANCE_FILE, record_demos
 
-    demos = out / "demos"
-    if (demos / PROVENANCE_FILE).is_file():
-        logger.info("demos: done (%s)", demos)
-        return demos
-    logger.info("demos: recording %d per task of %s", scale.demos, tasks)
-    _timed(timings, "demos", lambda: record_demos(demos, tasks=tasks, episodes_per_task=scale.demos, workers=workers,
-                                                            cameras=CAMERAS))
-    return demos
-
-
-def record_validation(out: Path, tasks: list[str], scale: Scale, workers: int, timings: Timings) -> Path:
-    """Demonstrations the learners never saw, for :func:`diagnose_learners`."""
-    from bspatial.construction.demos import PROVENANCE_FILE, record_demos
-
-    demos = out / "demos_val"
-    if not (demos / PROVENANCE_FILE).is_file():
-        logger.info("validation demos: recording %d per task (seed %d)", scale.validation_demos, VALIDATION_SEED)
-        _timed(timings, "validation demos", lambda: record_demos(
-            demos, tasks=tasks, episodes_per_task=scale.validation_demos, seed=VALIDATION_SEED, workers=workers,
-            cameras=CAMERAS))
-    return demos
+    if (folder / PROVENANCE_FILE).is_file():
+        logger.info("%s: done (%s)", step, folder)
+        return folder
+    logger.info("%s: recording %d per task of %s (build seed %d)", step, per_task, tasks, seed)
+    _timed(timings, step, lambda: record_demos(folder, tasks=tasks, episodes_per_task=per_task, seed=seed,
+                                               workers=workers, cameras=CAMERAS))
+    return folder
 
 
 def diagnose_learners(out: Path, preset: str, specs: dict[str, str], validation: Path,
@@ -387,9 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     timings = Timings(out)
 
-    demos = record(out, tasks, scale, args.workers, timings)
+    demos = record(out / "demos", "demos", tasks, scale.demos, 0, args.workers, timings)
     specs = train_all(preset, demos, out, scale, args.workers, timings)
-    validation = record_validation(out, tasks, scale, args.workers, timings)
+    validation = record(out / "demos_val", "validation demos", tasks, scale.validation_demos, VALIDATION_SEED,
+                        args.workers, timings)
     diagnosis = diagnose_learners(out, preset, specs, validation, timings)
     # label -> (policy spec, condition)
     policies = {name: (specs[name], how["condition"]) for name, how in learners(preset).items()}
