@@ -9,6 +9,7 @@ from __future__ import annotations
 from transformers import PretrainedConfig, Qwen3_5Config
 
 # `from .x import y` form only: transformers copies a checkpoint's code files by scanning for it.
+from .ir_rendering import DOT_RADIUS as PAPER_DOT_RADIUS  # pixels at 224 px (Appendix 13.3)
 from .flow_matching import (
     NUM_INFERENCE_STEPS,
     TIME_BETA_ALPHA,
@@ -63,6 +64,10 @@ class BSpatialVLAConfig(PretrainedConfig):
         ir_mode: ``"none"``, ``"dot"`` or ``"attn_map"`` (Appendix 13.3); not ``"none"`` adds one image.
         first_frame_anchor: also feed the first frame's dot-marked head image, as a fifth image
             (Appendix 13.3, "Temporal conditioning"); needs ``ir_mode="dot"``.
+        ir_dot_radius: the dot's radius in pixels of the 224 px IR image (Appendix 13.3: 4). A model that
+            reads its images smaller than 224 px sees the dot shrunk by the same factor, so a small-image
+            preset draws it larger (``training_config.CPU_REACH_NOTES``). Saved with the processor, and the
+            rollout's IR conditioner draws the dot with the checkpoint's radius (no train / eval mismatch).
         max_context_frames: navigation policies (Section 4.1, Appendix 12) also see "a variable-length
             sequence of curated scene-context frames": up to this many ordered frames per sample, placed
             in the prefix before the fixed image slots; a sample with fewer simply has fewer image tokens
@@ -112,6 +117,7 @@ class BSpatialVLAConfig(PretrainedConfig):
     # IR conditioning (Section 4.2, Appendix 13.3).
     ir_mode: str = "none"
     first_frame_anchor: bool = False
+    ir_dot_radius: int = PAPER_DOT_RADIUS
     # Navigation scene-context frames (Section 4.1, Appendix 12).
     max_context_frames: int = 0
     # Flow matching (openpi pi0.py; see flow_matching.py for the convention: t = 1 is noise,
@@ -161,6 +167,12 @@ class BSpatialVLAConfig(PretrainedConfig):
                 f"first_frame_anchor=True needs ir_mode='dot' (Appendix 13.3: the anchor is the first frame's "
                 f"dot-marked head image), got ir_mode={self.ir_mode!r}"
             )
+        if not isinstance(self.ir_dot_radius, int) or isinstance(self.ir_dot_radius, bool) or self.ir_dot_radius < 1:
+            raise ValueError(f"ir_dot_radius must be a positive integer (pixels at 224 px), got {self.ir_dot_radius!r}")
+        if self.first_frame_anchor and self.ir_dot_radius != PAPER_DOT_RADIUS:
+            # The anchor is drawn by the data pipeline and the rollout with the paper's radius only.
+            raise ValueError(f"first_frame_anchor=True draws the paper's dot (radius {PAPER_DOT_RADIUS}); "
+                             f"got ir_dot_radius={self.ir_dot_radius!r}")
         if not isinstance(self.max_context_frames, int) or isinstance(self.max_context_frames, bool) \
                 or self.max_context_frames < 0:
             raise ValueError(f"max_context_frames must be a non-negative integer, got {self.max_context_frames!r}")

@@ -35,7 +35,7 @@ from transformers import BatchFeature
 from transformers.processing_utils import ProcessorMixin
 
 # `from .x import y` form only: transformers copies a checkpoint's code files by scanning for it.
-from .ir_rendering import render_attention_map_ir, render_dot_ir, target_or_none
+from .ir_rendering import DOT_RADIUS, render_attention_map_ir, render_dot_ir, target_or_none
 
 # LeRobot feature keys (DESIGN §4, BEHAVIOR's names).
 STATE_KEY = "observation.state"
@@ -155,6 +155,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
         ir_source_camera: the camera the dot is drawn on (Appendix 13.3: the head camera).
         max_context_frames: ``config.max_context_frames``; > 0 makes ``observation.images.context`` required.
         state_in_prompt: ``config.state_in_prompt``; False leaves the state text out of the prompt.
+        ir_dot_radius: ``config.ir_dot_radius``, the radius :meth:`render_ir` draws the dot with.
 
     Build one from a model config with :meth:`from_model_config`.
     """
@@ -165,7 +166,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
                  image_names: Sequence[str] | None = None, camera_names: Sequence[str] | None = None,
                  state_num_bins: int = 256, state_min: float = -1.0, state_max: float = 1.0,
                  ir_mode: str = "none", ir_source_camera: str = "head", max_context_frames: int = 0,
-                 state_in_prompt: bool = True, **kwargs):
+                 state_in_prompt: bool = True, ir_dot_radius: int = DOT_RADIUS, **kwargs):
         super().__init__(image_processor, tokenizer, **kwargs)
         if image_names is None or not list(image_names):
             raise ValueError(f"image_names must list the image slots (config.image_names), got {image_names!r}")
@@ -180,6 +181,9 @@ class BSpatialVLAProcessor(ProcessorMixin):
             raise ValueError(f"max_context_frames must be a non-negative integer, got {max_context_frames!r}")
         self.max_context_frames = int(max_context_frames)
         self.state_in_prompt = bool(state_in_prompt)
+        if isinstance(ir_dot_radius, bool) or int(ir_dot_radius) != ir_dot_radius or ir_dot_radius < 1:
+            raise ValueError(f"ir_dot_radius must be a positive integer, got {ir_dot_radius!r}")
+        self.ir_dot_radius = int(ir_dot_radius)
 
     @classmethod
     def from_model_config(cls, config, image_processor, tokenizer, stats: Mapping) -> BSpatialVLAProcessor:
@@ -188,7 +192,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
                         camera_names=config.camera_names, state_num_bins=config.state_num_bins,
                         state_min=config.state_min, state_max=config.state_max, ir_mode=config.ir_mode,
                         ir_source_camera="head" if "head" in config.camera_names else config.camera_names[0],
-                        max_context_frames=config.max_context_frames, state_in_prompt=config.state_in_prompt)
+                        max_context_frames=config.max_context_frames, state_in_prompt=config.state_in_prompt,
+                        ir_dot_radius=config.ir_dot_radius)
         for feature, dim in ((STATE_KEY, config.state_dim), (ACTION_KEY, config.action_dim)):
             width = len(processor.stats[feature][QUANTILE_LOW])
             if width != dim:
@@ -216,7 +221,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
         for i, xy in enumerate(targets):
             target = target_or_none(xy)
             if self.ir_mode == "dot":
-                images.append(render_dot_ir(head[i].permute(1, 2, 0).cpu().numpy(), target))
+                images.append(render_dot_ir(head[i].permute(1, 2, 0).cpu().numpy(), target, self.ir_dot_radius))
             else:
                 images.append(render_attention_map_ir(target))
         return {**batch, IR_IMAGE_KEY: torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).contiguous()}

@@ -181,12 +181,14 @@ class IRConditioner:
         source: the run's IR source name (recorded in the result file).
         target: ``head frame -> pixel or None``; None = no target ever (source ``"none"``).
         anchor: also produce the first observation's dot image, kept for the episode.
+        dot_radius: the checkpoint's ``ir_dot_radius`` (its processor's): the dot is drawn as training drew it.
     """
 
     mode: str
     source: str
     target: TargetFn | None = None
     anchor: bool = False
+    dot_radius: int | None = None
     observations: int = 0
     without_target: int = 0
     targets: list = field(default_factory=list)
@@ -207,7 +209,8 @@ class IRConditioner:
         self.without_target += pixel is None
         self.targets.append(pixel)
         if self.mode == "dot":
-            ir = render_dot_ir(head.rgb, pixel)
+            ir = (render_dot_ir(head.rgb, pixel) if self.dot_radius is None
+                  else render_dot_ir(head.rgb, pixel, self.dot_radius))
         else:
             ir = render_attention_map_ir(pixel)
         out = {"ir": ir}
@@ -231,8 +234,9 @@ _VLMS: dict[str, Any] = {}  # one grounding backend per process and spec (loadin
 
 
 def make_conditioner(settings: IRSettings, ir_mode: str, anchor: bool, backend: SimBackend,
-                     instance: TaskInstance) -> IRConditioner:
-    """The episode's conditioner for a checkpoint with ``ir_mode`` under the run's ``settings``."""
+                     instance: TaskInstance, dot_radius: int | None = None) -> IRConditioner:
+    """The episode's conditioner for a checkpoint with ``ir_mode`` (and ``ir_dot_radius``) under the run's
+    ``settings``."""
     target: TargetFn | None = None
     if settings.source == "oracle":
         target = OracleTarget(backend, instance)
@@ -242,7 +246,7 @@ def make_conditioner(settings: IRSettings, ir_mode: str, anchor: bool, backend: 
         if settings.model not in _VLMS:
             _VLMS[settings.model] = load_backend(settings.model)
         target = PredictedTarget(_VLMS[settings.model], backend, instance)
-    return IRConditioner(ir_mode, settings.source, target, anchor)
+    return IRConditioner(ir_mode, settings.source, target, anchor, dot_radius)
 
 
 __all__ = ["GROUNDING_RENDER_SIZE", "IRConditioner", "IRSettings", "IR_CHECKPOINT_MODES", "IR_SOURCES", "NO_IR",

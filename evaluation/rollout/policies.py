@@ -235,6 +235,8 @@ class CheckpointPredictor:
         self.ir_mode, self.anchor = config.ir_mode, bool(config.first_frame_anchor)
         # The IR cue is drawn on the camera the processor draws it on (saved with the checkpoint).
         self.ir_camera = self.processor.ir_source_camera
+        # ... with the radius it draws it with (saved with the processor; older checkpoints: the paper's).
+        self.ir_dot_radius = self.processor.ir_dot_radius
         # Navigation policies (Section 4.1) take the episode's scene-context frames in every batch.
         self.max_context_frames = int(getattr(config, "max_context_frames", 0))
         self.horizon, self.action_dim = config.chunk_size, config.action_dim
@@ -352,7 +354,8 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     predictor.reseed(episode_noise_seed(settings.seed, instance.seed))
     conditioner = None
     if predictor.ir_mode != "none":
-        conditioner = make_conditioner(ir, predictor.ir_mode, predictor.anchor, backend, instance)
+        conditioner = make_conditioner(ir, predictor.ir_mode, predictor.anchor, backend, instance,
+                                       predictor.ir_dot_radius)
     elif ir.source != "none":
         raise ValueError(f"ir={ir.source!r} given for checkpoint {policy_spec!r}, which has ir_mode='none'")
     context = None

@@ -173,8 +173,9 @@ def observation(instruction: str, state: np.ndarray, images: dict[str, np.ndarra
 
 
 def server_metadata(*, checkpoint: str, cameras: list[str], horizon: int, action_dim: int, ir_mode: str,
-                    first_frame_anchor: bool, seed: int) -> dict[str, Any]:
-    """What ``bspatial serve-policy`` sends on connect: enough for a client to build its observations."""
+                    first_frame_anchor: bool, seed: int, ir_dot_radius: int | None = None) -> dict[str, Any]:
+    """What ``bspatial serve-policy`` sends on connect: enough for a client to build its observations
+    (an IR checkpoint's client draws the dot with ``ir_dot_radius`` pixels at 224 px, as training did)."""
     required = [PROMPT_KEY, STATE_KEY, *(CAMERA_KEYS[c] for c in cameras)]
     if ir_mode != "none":
         required.append(IR_IMAGE_KEYS["ir"])
@@ -195,6 +196,7 @@ def server_metadata(*, checkpoint: str, cameras: list[str], horizon: int, action
         "control_hz": CONTROL_HZ,
         "ir_mode": ir_mode,
         "first_frame_anchor": bool(first_frame_anchor),
+        **({"ir_dot_radius": int(ir_dot_radius)} if ir_mode == "dot" and ir_dot_radius is not None else {}),
         "seed": int(seed),
     }
 

@@ -116,7 +116,7 @@ class CheckpointPolicy:
         self.metadata = server_metadata(checkpoint=str(Path(checkpoint).resolve()), cameras=self.predictor.cameras,
                                         horizon=self.predictor.horizon, action_dim=self.predictor.action_dim,
                                         ir_mode=self.predictor.ir_mode, first_frame_anchor=self.predictor.anchor,
-                                        seed=self.seed)
+                                        seed=self.seed, ir_dot_radius=self.predictor.ir_dot_radius)
         self._lock = threading.Lock()
 
     def new_generator(self, seed: int | None = None):

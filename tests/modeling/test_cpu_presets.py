@@ -40,7 +40,7 @@ def test_cpu_presets_differ_only_in_their_variant_field():
     base, dot, blind = (get_preset(name) for name in CPU_REACH_PRESETS)
     assert (base.name, dot.name, blind.name) == ("cpu_reach", "cpu_reach_dot_ir", "cpu_reach_blind_language")
     assert (base.backbone, base.vlm_adapter, base.instruction_source) == ("small", "full", "instruction")
-    assert dict(dot.model_overrides) == {**base.model_overrides, "ir_mode": "dot"}
+    assert dict(dot.model_overrides) == {**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": 12}
     assert blind.instruction_source == "task_name"
     for variant, changed in ((dot, {"name", "model_overrides"}), (blind, {"name", "instruction_source"})):
         differ = {f.name for f in dataclasses.fields(base) if getattr(base, f.name) != getattr(variant, f.name)}
@@ -116,3 +116,23 @@ def test_cpu_reach_reads_the_head_camera_and_leaves_the_state_text_out(demos_roo
         with torch.no_grad():
             assert torch.isfinite(model(**{k: v for k, v in batch.items() if k != "task"}).loss)
     assert lengths["pi05"] - lengths["lean"] >= 2 * 84  # at least "d " per state dim
+
+
+def test_the_cpu_dot_survives_the_resize_to_the_models_image_side():
+    """cpu_reach reads 96 x 96 images: the paper's radius-4 dot (drawn at 224) keeps a few red pixels there, the
+    preset's radius-12 dot a disc of ~80 (pi r^2 with r = 12 * 96 / 224 = 5.1)."""
+    import numpy as np
+    from PIL import Image
+
+    from bspatial.modeling.ir_rendering import render_dot_ir
+
+    side = int(round(get_preset("cpu_reach").image_pixels ** 0.5))
+    assert side == 96
+
+    def red_pixels_at_model_side(radius):
+        ir = render_dot_ir(np.full((224, 224, 3), 90, np.uint8), (112, 112), radius)
+        small = np.asarray(Image.fromarray(ir).resize((side, side), Image.BICUBIC)).astype(int)
+        return int(((small[..., 0] > 200) & (small[..., 1] < 110)).sum())
+
+    paper, cpu = red_pixels_at_model_side(4), red_pixels_at_model_side(get_preset("cpu_reach_dot_ir").model_overrides["ir_dot_radius"])
+    assert paper <= 12 and 60 <= cpu <= 100

@@ -160,6 +160,34 @@ def test_ir_image_rendered_from_the_oracle_target(processor, ir_mode):
     assert got["image_grid_thw"].shape[0] == 2 * 4
 
 
+def test_dot_radius_comes_from_the_config_and_is_saved(tmp_path, processor):
+    # Hand-made: a radius-12 dot at (100, 50) on black: d <= 12 red, 12 < d <= 13 white, beyond untouched.
+    config = tiny_policy_config(ir_mode="dot", ir_dot_radius=12)
+    vla = BSpatialVLAProcessor.from_model_config(config, processor.image_processor, processor.tokenizer, STATS)
+    batch = lerobot_batch(config, batch_size=1, size=224)
+    batch["observation.images.rgb.head"] = torch.zeros((1, 3, 224, 224), dtype=torch.uint8)
+    batch["observation.ir_target"] = torch.tensor([[100.0, 50.0]])
+    ir = vla.render_ir(batch)["observation.images.ir"][0].permute(1, 2, 0)
+    assert ir[50, 112].tolist() == [255, 51, 51] and ir[62, 100].tolist() == [255, 51, 51]
+    assert ir[50, 113].tolist() == [255, 255, 255] and ir[50, 114].tolist() == [0, 0, 0]
+    vla.save_pretrained(tmp_path)
+    assert AutoProcessor.from_pretrained(tmp_path).ir_dot_radius == 12
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("ir_dot_radius", 0, "ir_dot_radius must be a positive integer .* got 0"),
+    ("ir_dot_radius", 2.5, "ir_dot_radius must be a positive integer .* got 2.5"),
+])
+def test_bad_dot_radius_is_refused_by_name(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        tiny_policy_config(ir_mode="dot", **{field: value})
+
+
+def test_the_anchor_keeps_the_papers_dot():
+    with pytest.raises(ValueError, match="first_frame_anchor=True draws the paper's dot .* got ir_dot_radius=12"):
+        tiny_policy_config(ir_mode="dot", first_frame_anchor=True, ir_dot_radius=12)
+
+
 def test_ir_processor_without_target_or_image_raises(processor):
     config = tiny_policy_config(ir_mode="dot")
     vla = BSpatialVLAProcessor.from_model_config(config, processor.image_processor, processor.tokenizer, STATS)

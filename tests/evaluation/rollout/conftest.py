@@ -36,5 +36,10 @@ def tiny_dot_anchor_checkpoint(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def tiny_dot12_checkpoint(tmp_path_factory):
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("ckpt-dot12"), ir_mode="dot", ir_dot_radius=12)
+
+
+@pytest.fixture(scope="session")
 def tiny_attn_checkpoint(tmp_path_factory):
     return save_tiny_checkpoint(tmp_path_factory.mktemp("ckpt-attn"), ir_mode="attn_map")

@@ -93,6 +93,22 @@ def test_oracle_dot_ir_marks_the_instructed_objects_projection_and_the_anchor_st
         assert np.array_equal(anchor, fed[0][0])  # the first observation's dot image, held fixed
 
 
+def test_the_dot_is_drawn_with_the_checkpoints_radius(backend, tiny_dot12_checkpoint):
+    """A checkpoint trained with a larger dot (``ir_dot_radius``, as cpu_reach_dot_ir) is rolled out with that
+    dot: the radius travels in the saved processor, not in a rollout default."""
+    from bspatial.tasks import sample_instance
+
+    instance = sample_instance("reach_plate", "largest", 1_000_000)
+    heads, fed, _ = observed_episode(backend, tiny_dot12_checkpoint, instance, IRSettings("oracle"), 25)
+    (frame, box), (ir, _, _) = heads[0], fed[0]
+    x, y = expected_pixel(box.center, box.half_extents, box.rotation, frame.K, frame.T_world_cam,
+                          frame.width, frame.height)
+    rows, cols = np.mgrid[0:224, 0:224]
+    disc = (rows - y) ** 2 + (cols - x) ** 2 <= 12 ** 2   # radius 12, clipped by the image border
+    assert disc.sum() > 49   # larger than the paper's radius-4 disc
+    assert np.array_equal(np.all(ir == DOT_COLOR, axis=-1), disc)
+
+
 def test_oracle_attention_map_peaks_at_the_projection(backend, tiny_attn_checkpoint):
     from bspatial.tasks import sample_instance
 
