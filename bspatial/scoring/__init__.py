@@ -12,6 +12,7 @@ The `evaluate` modules in metrics/ and the evaluation harness both call these fu
 | ir_accuracy | IR predictions -> the bspatial_ir result |
 | trace, action | episode traces, Table S4 outcome rules, strict / soft / wrong rates |
 | stats | Wilson intervals, Spearman with average ranks, matched-pair contrasts |
+| clustered | cluster-robust (CR1) intervals of mean scores: items sharing a scene / frame, task means, paired differences |
 
 """
 

@@ -9,7 +9,8 @@
   McNemar p-value and Newcombe's hybrid-score interval for the paired difference.
 
 Pure stdlib (``statistics.NormalDist`` for the normal quantile, ``math.comb`` for the exact binomial
-tail): scipy is not a dependency of the package.
+tail): scipy is not a dependency of the package. Intervals for items that share a scene or frame (not
+independent draws) are :mod:`bspatial.scoring.clustered`'s.
 """
 
 from __future__ import annotations

@@ -46,16 +46,26 @@ def correlate(
 def report(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (one table row each), e.g. runs/*; with --html also "
                                                     "rollout run folders.")],
-    out: Annotated[Path, typer.Option(help="Folder for table1/table2/per_task/per_subtype .md and .csv; with --html "
-                                           "the site folder (index.html, figures/, logs/).")] = Path("reports"),
+    out: Annotated[Path, typer.Option(
+        help="Folder for table1/table2/per_task/per_subtype/intervals (and paired) .md and .csv; with --html the site "
+             "folder (index.html, figures/, logs/).")] = Path("reports"),
     paper: Annotated[bool, typer.Option(help="Append the paper's published rows as reference.")] = False,
     html: Annotated[bool, typer.Option("--html", help="Write a static HTML leaderboard instead (Tables 1-5, S6, "
                                                       "S9-S11 beside the paper's rows, always included, figures, run "
                                                       "fingerprints and logs); opens from the file system, no "
                                                       "server.")] = False,
+    paired: Annotated[tuple[Path, Path] | None, typer.Option(
+        metavar="RUN_A RUN_B", help="Also compare two eval-vlm runs on the same items: exact McNemar, Newcombe's and "
+                                    "the scene-clustered interval of the difference, per shared part (paired.md).",
+    )] = None,
 ) -> None:
-    """Write Table 1 and Table 2 layouts (plus per-task / per-subtype breakdowns) as Markdown and CSV, or with
-    --html a static leaderboard site of eval-vlm and rollout runs."""
+    """Write Table 1 and Table 2 layouts (plus per-task / per-subtype breakdowns and every cell's independent-item
+    and scene-clustered 95% intervals) as Markdown and CSV, or with --html a static leaderboard site of eval-vlm
+    and rollout runs. A paired comparison is asked for by name (--paired), not made for every two runs: k runs
+    would give k(k-1)/2 tests nobody asked."""
+    if html and paired is not None:
+        typer.echo("error: --paired writes paired.md beside the Markdown tables; run it without --html", err=True)
+        raise typer.Exit(code=2)
     if html:
         from bspatial.evaluation.analysis.site import write_site
 
@@ -69,10 +79,11 @@ def report(
     from bspatial.evaluation.vlm.report import write_report
 
     try:
-        written = write_report(runs, out, paper=paper)
+        written = write_report(runs, out, paper=paper, paired=paired)
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
-    for name in ("table1.md", "table2.md"):
-        typer.echo(written[name].read_text())
+    for name in ("table1.md", "table2.md", "intervals.md", "paired.md"):
+        if name in written:
+            typer.echo(written[name].read_text())
     typer.echo("wrote " + ", ".join(str(p) for p in written.values()))

@@ -9,8 +9,8 @@ Conventions a reader (or a test) can rely on:
 * each table is ``<table id="<key>" class="sortable">``; each row carries ``data-row`` (its label, the
   paper's rows prefixed ``paper:``) and each cell ``data-column`` (the column key);
 * a number cell carries ``data-value`` (the number as a plain decimal; what the sort compares); the
-  Wilson interval, when there is one, follows in a ``<span class="ci">``; an empty cell shows an em dash
-  and has no ``data-value`` (sorted last);
+  interval, when there is one (Wilson for rollout rates, scene-clustered CR1 for VLM accuracies), follows in a
+  ``<span class="ci">``; an empty cell shows an em dash and has no ``data-value`` (sorted last);
 * the paper's reference rows have ``class="reference"`` and a "paper" badge in their first cell;
 * a table with no rows of ours says so ("no runs") in its caption and keeps the paper's rows.
 

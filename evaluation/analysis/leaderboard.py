@@ -3,7 +3,8 @@
 
 Our numbers come from the functions the Markdown reports use, never recomputed here:
 
-* Tables 1 and 2: :meth:`bspatial.evaluation.vlm.report.Run.cells` (the runs' own summaries);
+* Tables 1 and 2: :meth:`bspatial.evaluation.vlm.report.Run.cells` (the runs' own summaries), bracketed by
+  :meth:`~bspatial.evaluation.vlm.report.Run.clustered_intervals` (95%, items clustered by shared scene / frame);
 * Table 3: :func:`bspatial.evaluation.analysis.correlate.correlate_runs` (soft held-out success, Sec. 5.3.3);
 * Table 4, S9, S10, S11: :func:`bspatial.evaluation.rollout.tables.rates_of` over
   :func:`~bspatial.evaluation.rollout.tables.group_records` (pooled over episodes, Wilson 95% intervals);
@@ -66,11 +67,14 @@ def vlm_table(key: str, runs: Sequence[tuple[str, Run]]) -> TableSection:
         "table2": (TABLE2_COLUMNS, "table2_task_vqa_ir", "Table 2: task-grounded VQA and IR accuracy (%)",
                    "Manipulation VQA and IR are unweighted means of per-task accuracies (Appendix 14)."),
     }[key]
+    caption += (" Brackets: 95% intervals with items clustered by the scene / frame they share (CR1; `bspatial "
+                "report`'s intervals.md sets them beside intervals that take items as independent).")
     rows = []
     for label, run in runs:
-        cells = run.cells()
+        cells, intervals = run.cells(), run.clustered_intervals()
         rows.append(Row(label, {"model": Cell(run.model),
-                                **{c: Cell(cells.get(summary_key)) for c, _, summary_key in columns}}))
+                                **{c: Cell(cells.get(summary_key), intervals.get(summary_key))
+                                   for c, _, summary_key in columns}}))
     for ref in load_table(paper):
         rows.append(Row(ref["model"], {"model": Cell(ref["model"]), **{c: _number(ref.get(c)) for c, _, _ in columns}},
                         reference=True))

@@ -7,11 +7,19 @@
   per-task accuracies, and IR strict / tolerant, each task weighted equally (Appendix 14).
 * Breakdowns: per task (task-grounded VQA accuracy, IR strict / tolerant; navigation VQA per task
   is Table S11's VQA column) and per setting / category / subtype.
+* Intervals: every cell of Tables 1 and 2 with two 95% intervals of one rule (CR1,
+  :mod:`bspatial.scoring.clustered`), items clustered by the scene / frame they share and items taken as
+  independent, and the ratio of their standard errors (``intervals.md`` / ``.csv``). The Markdown tables
+  show the clustered interval in brackets; the breakdowns carry it as ``ci_low`` / ``ci_high``.
+* Paired (``paired=(run_a, run_b)``): exact McNemar and the paired intervals of two runs on the same items
+  (:mod:`.paired`), ``paired.md`` / ``.csv``.
 
 CSV columns use the names of the paper's tables in ``bspatial/reference/tables``
-(``single_all`` ..., ``task_all`` ..., ``ir_strict``), after ``run`` and ``model``; an empty cell
-means the run did not evaluate that part. A run is a folder of parts (``<suite>-<config>/``,
-see :mod:`bspatial.evaluation.vlm.runner`), or a single part folder.
+(``single_all`` ..., ``task_all`` ..., ``ir_strict``), after ``run`` and ``model``, and nothing else (so
+they line up with the paper's CSVs; the intervals have their own file); an empty cell means the run did
+not evaluate that part, an empty interval that it could not be estimated (one cluster, or a summary
+written before intervals existed: rerunning eval-vlm on the finished run folder rewrites it). A run is a
+folder of parts (``<suite>-<config>/``, see :mod:`bspatial.evaluation.vlm.runner`), or a single part folder.
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from bspatial.common.files import atomic_write_text
-from bspatial.evaluation.vlm.run_files import SUMMARY_FILE
+from bspatial.evaluation.vlm.paired import PAIRED_COLUMNS, PAIRED_HEADERS, paired_rows
+from bspatial.evaluation.vlm.run_files import SUMMARY_FILE, part_folders
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +57,13 @@ TABLE2_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("ir_tolerant", "IR Tolerant", "ir/tolerant"),
 )
 TABLES = {"table1": TABLE1_COLUMNS, "table2": TABLE2_COLUMNS}
-PER_TASK_COLUMNS = ("run", "model", "suite", "setting", "task", "metric", "value", "n")
-PER_SUBTYPE_COLUMNS = ("run", "model", "setting", "category", "subtype", "accuracy", "n")
+PER_TASK_COLUMNS = ("run", "model", "suite", "setting", "task", "metric", "value", "n", "ci_low", "ci_high", "clusters")
+PER_SUBTYPE_COLUMNS = ("run", "model", "setting", "category", "subtype", "accuracy", "n", "ci_low", "ci_high",
+                       "clusters")
+INTERVAL_COLUMNS = ("run", "model", "table", "column", "accuracy", "n", "clusters", "independent_low",
+                    "independent_high", "clustered_low", "clustered_high", "se_ratio")
+INTERVAL_HEADERS = ("Run", "Model", "Table", "Cell", "Accuracy", "n", "Clusters", "Independent items 95% (HC1)",
+                    "Clustered by scene/frame 95% (CR1)", "SE ratio (clustered / independent)")
 _PAPER_TABLES = {"table1": "table1_vlm_vqa", "table2": "table2_task_vqa_ir"}
 
 
@@ -65,16 +79,25 @@ class Run:
     def complete(self) -> bool:
         return all(p.get("complete") for p in self.parts.values())
 
-    def cells(self) -> dict[str, float]:
-        """Every table cell the parts provide; two parts providing the same cell is an error."""
-        out: dict[str, float] = {}
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """Every table cell the parts provide, as summary.json holds it (accuracy, n, intervals); two parts
+        providing the same cell is an error."""
+        out: dict[str, dict[str, Any]] = {}
         owner: dict[str, str] = {}
         for part, summary in sorted(self.parts.items()):
             for key, cell in summary.get("cells", {}).items():
                 if key in out:
                     raise ValueError(f"run {self.name}: cell {key!r} comes from both {owner[key]} and {part}")
-                out[key], owner[key] = cell["accuracy"], part
+                out[key], owner[key] = cell, part
         return out
+
+    def cells(self) -> dict[str, float]:
+        """Every table cell's accuracy (percent); see :meth:`entries`."""
+        return {key: cell["accuracy"] for key, cell in self.entries().items()}
+
+    def clustered_intervals(self) -> dict[str, tuple[float, float] | None]:
+        """Every cell's clustered 95% interval (percent), None where there is none."""
+        return {key: _pair(cell.get("ci_clustered")) for key, cell in self.entries().items()}
 
 
 def load_run(path: str | Path) -> Run:
@@ -84,10 +107,7 @@ def load_run(path: str | Path) -> Run:
         ValueError: no summary.json under ``path``, or parts evaluated different models.
     """
     path = Path(path)
-    if (path / SUMMARY_FILE).is_file():
-        found = {path.name: path / SUMMARY_FILE}
-    else:
-        found = {p.parent.name: p for p in sorted(path.glob(f"*/{SUMMARY_FILE}"))}
+    found = {name: folder / SUMMARY_FILE for name, folder in part_folders(path).items()}
     if not found:
         raise ValueError(f"{path}: no {SUMMARY_FILE} in it or in its sub-folders; is it a run folder of `bspatial eval-vlm`?")
     parts = {name: json.loads(file.read_text()) for name, file in found.items()}
@@ -120,12 +140,15 @@ def per_task_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     for run in runs:
         for part, summary in sorted(run.parts.items()):
             for task, entry in sorted(summary.get("per_task", {}).items()):
-                base = {"run": run.name, "model": run.model, "suite": summary["suite"], "task": task, "n": entry["n"]}
+                base = {"run": run.name, "model": run.model, "suite": summary["suite"], "task": task, "n": entry["n"],
+                        "clusters": entry.get("clusters")}
                 if summary["suite"] == "vqa":
-                    rows.append({**base, "setting": entry["setting"], "metric": "accuracy", "value": entry["accuracy"]})
+                    rows.append({**base, "setting": entry["setting"], "metric": "accuracy", "value": entry["accuracy"],
+                                 **_bounds(entry.get("ci_clustered"))})
                 else:
                     for metric in ("strict", "tolerant"):
-                        rows.append({**base, "setting": "ir", "metric": metric, "value": entry[metric]})
+                        rows.append({**base, "setting": "ir", "metric": metric, "value": entry[metric],
+                                     **_bounds(entry.get(f"{metric}_ci_clustered"))})
     return [{c: row[c] for c in PER_TASK_COLUMNS} for row in rows]
 
 
@@ -137,8 +160,38 @@ def per_subtype_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
             for label, entry in sorted(summary.get("per_subtype", {}).items()):
                 setting, category, subtype = label.split("/")
                 rows.append({"run": run.name, "model": run.model, "setting": setting, "category": category,
-                             "subtype": subtype, "accuracy": entry["accuracy"], "n": entry["n"]})
+                             "subtype": subtype, "accuracy": entry["accuracy"], "n": entry["n"],
+                             "clusters": entry.get("clusters"), **_bounds(entry.get("ci_clustered"))})
     return rows
+
+
+def interval_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """One row (:data:`INTERVAL_COLUMNS`) per run and cell of Tables 1 and 2 that the run has."""
+    rows = []
+    for run in runs:
+        entries = run.entries()
+        for table, columns in TABLES.items():
+            for column, _, key in columns:
+                if key not in entries:
+                    continue
+                cell = entries[key]
+                independent, clustered = _bounds(cell.get("ci_independent")), _bounds(cell.get("ci_clustered"))
+                se_c, se_i = cell.get("se_clustered"), cell.get("se_independent")
+                rows.append({"run": run.name, "model": run.model, "table": table, "column": column,
+                             "accuracy": cell["accuracy"], "n": cell["n"], "clusters": cell.get("clusters"),
+                             "independent_low": independent["ci_low"], "independent_high": independent["ci_high"],
+                             "clustered_low": clustered["ci_low"], "clustered_high": clustered["ci_high"],
+                             "se_ratio": se_c / se_i if se_c is not None and se_i else None})
+    return rows
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    return None if value is None else (float(value[0]), float(value[1]))
+
+
+def _bounds(value: Any) -> dict[str, float | None]:
+    pair = _pair(value)
+    return {"ci_low": None if pair is None else pair[0], "ci_high": None if pair is None else pair[1]}
 
 
 def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
@@ -159,9 +212,17 @@ def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers:
     return "\n".join(lines) + "\n"
 
 
-def write_report(run_paths: Sequence[str | Path], out: str | Path, paper: bool = False) -> dict[str, Path]:
-    """Write table1/table2/per_task/per_subtype as .md and .csv under ``out``; returns the paths by name."""
+def write_report(run_paths: Sequence[str | Path], out: str | Path, paper: bool = False,
+                 paired: tuple[str | Path, str | Path] | None = None) -> dict[str, Path]:
+    """Write table1/table2/per_task/per_subtype/intervals (and with ``paired``, paired) as .md and .csv under
+    ``out``; returns the paths by name.
+
+    Raises:
+        ValueError: A run folder is unreadable, two runs share a name, or the paired runs cannot be paired
+            (:func:`bspatial.evaluation.vlm.paired.paired_rows`); checked before anything is written.
+    """
     runs = [load_run(p) for p in run_paths]
+    compared = None if paired is None else paired_rows(*paired)
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise ValueError(f"run names must be distinct (they label the rows), got {names}")
@@ -176,20 +237,79 @@ def write_report(run_paths: Sequence[str | Path], out: str | Path, paper: bool =
         keys = ["run", "model", *(c for c, _, _ in columns)]
         headers = ["Run", "Model", *(h for _, h, _ in columns)]
         written[f"{table}.csv"] = _write(out / f"{table}.csv", to_csv(rows, keys))
-        written[f"{table}.md"] = _write(out / f"{table}.md", _titled(table, to_markdown(rows, keys, headers), runs))
+        shown = _bracketed(rows, runs, columns)
+        written[f"{table}.md"] = _write(out / f"{table}.md", _titled(table, to_markdown(shown, keys, headers), runs))
     for name, rows, columns in (
         ("per_task", per_task_rows(runs), PER_TASK_COLUMNS),
         ("per_subtype", per_subtype_rows(runs), PER_SUBTYPE_COLUMNS),
     ):
         written[f"{name}.csv"] = _write(out / f"{name}.csv", to_csv(rows, columns))
         written[f"{name}.md"] = _write(out / f"{name}.md", to_markdown(rows, columns))
+    intervals = interval_rows(runs)
+    written["intervals.csv"] = _write(out / "intervals.csv", to_csv(intervals, INTERVAL_COLUMNS))
+    written["intervals.md"] = _write(out / "intervals.md", _INTERVALS_TITLE + to_markdown(
+        [_interval_display(r) for r in intervals], INTERVAL_COLUMNS[:7] + ("independent", "clustered", "se_ratio"),
+        INTERVAL_HEADERS))
+    if compared is not None:
+        written["paired.csv"] = _write(out / "paired.csv", to_csv(compared, PAIRED_COLUMNS))
+        written["paired.md"] = _write(out / "paired.md", _PAIRED_TITLE + to_markdown(
+            [_paired_display(r) for r in compared], _PAIRED_DISPLAY, PAIRED_HEADERS))
     return written
 
 
+def _bracketed(rows: Sequence[dict[str, Any]], runs: Sequence[Run],
+               columns: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """The Markdown rows: our runs' cells (the first ``len(runs)`` rows) with their clustered interval."""
+    shown = [dict(r) for r in rows]
+    for row, run in zip(shown, runs):
+        intervals = run.clustered_intervals()
+        for column, _, key in columns:
+            interval = intervals.get(key)
+            if row[column] is not None and interval is not None:
+                row[column] = f"{row[column]:.1f} {_interval_text(interval)}"
+    return shown
+
+
+def _interval_text(interval: tuple[float | None, float | None] | None, digits: int = 1) -> str | None:
+    if interval is None or interval[0] is None or interval[1] is None:
+        return None
+    return f"[{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+
+
+def _interval_display(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "independent": _interval_text((row["independent_low"], row["independent_high"])),
+            "clustered": _interval_text((row["clustered_low"], row["clustered_high"])),
+            "se_ratio": None if row["se_ratio"] is None else f"{row['se_ratio']:.2f}"}
+
+
+_PAIRED_DISPLAY = PAIRED_COLUMNS[:11] + ("newcombe", "clusters", "clustered")
+
+
+def _paired_display(row: dict[str, Any]) -> dict[str, Any]:
+    # p-values to 3 significant digits (one decimal, the tables' format, would print 0.0 for p = 0.04).
+    return {**row, "mcnemar_p": f"{row['mcnemar_p']:.3g}",
+            "newcombe": _interval_text((row["newcombe_low"], row["newcombe_high"])),
+            "clustered": _interval_text((row["clustered_low"], row["clustered_high"]))}
+
+
+_BRACKETS = (" Brackets: 95% intervals with items clustered by the scene / frame they share (CR1); intervals.md "
+             "sets them beside intervals that take items as independent.")
 _TITLES = {
-    "table1": "Table 1: VQA accuracy (%). Single-frame Dir. includes locate; All is pooled over all questions.",
-    "table2": "Table 2: task-grounded manipulation VQA and IR accuracy (%), unweighted means of per-task accuracies.",
+    "table1": "Table 1: VQA accuracy (%). Single-frame Dir. includes locate; All is pooled over all questions."
+              + _BRACKETS,
+    "table2": "Table 2: task-grounded manipulation VQA and IR accuracy (%), unweighted means of per-task accuracies."
+              + _BRACKETS,
 }
+_INTERVALS_TITLE = (
+    "95% intervals of every Table 1 / Table 2 cell (%), one rule (CR1 sandwich variance, G/(G-1) factor, normal, "
+    "clipped to [0, 100]) under two assumptions: every item independent (HC1), and items clustered by the scene or "
+    "frame they share (general VQA: the apartment; task navigation: the spawn; task manipulation and IR: each item "
+    "draws its own layout). Task means (Table 2) take tasks as fixed strata. SE ratio > 1: shared scenes widen the "
+    "interval.\n\n")
+_PAIRED_TITLE = (
+    "Paired comparison of two runs on the same items, pooled over each part's items. McNemar's exact test and "
+    "Newcombe's interval treat items as independent pairs; the clustered interval (CR1) of the difference respects "
+    "shared scenes / frames.\n\n")
 
 
 def _titled(table: str, body: str, runs: Sequence[Run]) -> str:

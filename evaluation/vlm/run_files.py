@@ -47,3 +47,12 @@ def logged_keys(path: Path, field: str) -> set[str]:
             raise ValueError(f"{path}: {field} {row[field]!r} is logged twice; the log is corrupt")
         keys.add(row[field])
     return keys
+
+
+def part_folders(path: str | Path) -> dict[str, Path]:
+    """A run folder's part folders by name (``<suite>-<config>``, those with a summary), or ``{name: path}``
+    when ``path`` is itself a part folder; ``{}`` when it is neither."""
+    path = Path(path)
+    if (path / SUMMARY_FILE).is_file():
+        return {path.name: path}
+    return {p.parent.name: p.parent for p in sorted(path.glob(f"*/{SUMMARY_FILE}"))}

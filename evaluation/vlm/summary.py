@@ -1,5 +1,12 @@
 """Aggregate a run part's per-sample log into summary.json: metrics through ``bspatial.scoring`` and
-the cells of Tables 1 and 2 with per-task and per-subtype breakdowns."""
+the cells of Tables 1 and 2 with per-task and per-subtype breakdowns.
+
+Every cell carries two 95% intervals (percent) from one rule, :mod:`bspatial.scoring.clustered`'s CR1:
+``ci_clustered`` with items clustered by the scene / frame they share (:mod:`.clusters`) and
+``ci_independent`` with every item its own cluster, plus their standard errors and the cluster count.
+The breakdowns carry the clustered interval (``ci_clustered``; IR: ``strict_ci_clustered`` /
+``tolerant_ci_clustered``) and ``clusters``. An interval is None where it cannot be estimated (one cluster).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +18,15 @@ from typing import Any
 import numpy as np
 
 from bspatial.common.files import atomic_write_text
+from bspatial.evaluation.vlm.clusters import cluster_keys
 from bspatial.evaluation.vlm.run_files import ERRORS_FILE, SAMPLES_FILE, SUMMARY_FILE, read_jsonl
 from bspatial.scoring.aggregate import group_accuracy, task_mean
+from bspatial.scoring.clustered import ClusteredInterval, clustered_interval, stratified_clustered_interval
 from bspatial.scoring.point import PointStatus
 from bspatial.scoring.vqa import vqa_accuracy
+
+Rows = Sequence[dict[str, Any]]
+"""A part's per-sample log rows (samples.jsonl)."""
 
 
 def write_summary(folder: str | Path, meta: dict[str, Any], complete: bool) -> dict[str, Any]:
@@ -59,20 +71,45 @@ def summarize_vqa(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         tasks=tasks if all(tasks) else None,
     )
     correct = np.array([r["correct"] for r in rows], dtype=bool)
+    clusters = cluster_keys([r["id"] for r in rows])
     return {
         "metrics": metrics,
-        "cells": _vqa_cells(rows, correct),
-        "per_task": _per_task_vqa(rows, correct),
-        "per_subtype": _per_subtype(rows, correct),
+        "cells": _vqa_cells(rows, correct, clusters),
+        "per_task": _per_task_vqa(rows, correct, clusters),
+        "per_subtype": _per_subtype(rows, correct, clusters),
     }
+
+
+def _percent(interval: ClusteredInterval) -> tuple[list[float] | None, float | None]:
+    if interval.se is None:
+        return None, None
+    return [100.0 * interval.low, 100.0 * interval.high], 100.0 * interval.se  # type: ignore[operator]
+
+
+def _cell_intervals(scores: np.ndarray, clusters: Sequence[str], tasks: Sequence[str] | None = None) -> dict[str, Any]:
+    """A cell's interval fields (module docstring); ``tasks`` given: Appendix 14's task mean, tasks as strata."""
+    own = range(len(scores))  # every item its own cluster: the same rule assuming independent items
+    if tasks is None:
+        clustered, independent = clustered_interval(scores, clusters), clustered_interval(scores, own)
+    else:
+        clustered = stratified_clustered_interval(scores, clusters, tasks)
+        independent = stratified_clustered_interval(scores, own, tasks)
+    (ci_clustered, se_clustered), (ci_independent, se_independent) = _percent(clustered), _percent(independent)
+    return {"clusters": clustered.clusters, "ci_clustered": ci_clustered, "se_clustered": se_clustered,
+            "ci_independent": ci_independent, "se_independent": se_independent}
+
+
+def _breakdown_interval(scores: np.ndarray, clusters: Sequence[str]) -> dict[str, Any]:
+    interval = clustered_interval(scores, clusters)
+    return {"ci_clustered": _percent(interval)[0], "clusters": interval.clusters}
 
 
 def _family(setting: str) -> str:
     return "multi_frame" if setting.startswith("multi_frame") else setting
 
 
-def _vqa_cells(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, float]]:
-    cells: dict[str, dict[str, float]] = {}
+def _vqa_cells(rows: Rows, correct: np.ndarray, clusters: Sequence[str]) -> dict[str, dict[str, Any]]:
+    cells: dict[str, dict[str, Any]] = {}
     families = [_family(r["setting"]) for r in rows]
     for family in dict.fromkeys(families):
         idx = [i for i, f in enumerate(families) if f == family]
@@ -80,27 +117,45 @@ def _vqa_cells(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str,
         if family == "task_manipulation":
             for name, select in [("all", idx)] + [(c, [i for i in idx if rows[i]["category"] == c]) for c in ("direction", "distance", "size")]:
                 if select:
-                    mean, _ = task_mean(correct[select], [rows[i]["task"] for i in select])
-                    cells[f"{family}/{name}"] = {"accuracy": mean, "n": len(select)}
+                    tasks = [rows[i]["task"] for i in select]
+                    mean, _ = task_mean(correct[select], tasks)
+                    intervals = _cell_intervals(correct[select], [clusters[i] for i in select], tasks)
+                    cells[f"{family}/{name}"] = {"accuracy": mean, "n": len(select), **intervals}
             continue
-        cells[f"{family}/all"] = {"accuracy": 100.0 * float(sub.mean()), "n": len(idx)}
+        cells[f"{family}/all"] = {"accuracy": 100.0 * float(sub.mean()), "n": len(idx),
+                                  **_cell_intervals(sub, [clusters[i] for i in idx])}
         for category, (acc, n) in group_accuracy(sub, [rows[i]["category"] for i in idx]).items():
-            cells[f"{family}/{category}"] = {"accuracy": acc, "n": n}
+            select = [i for i in idx if rows[i]["category"] == category]
+            cells[f"{family}/{category}"] = {"accuracy": acc, "n": n,
+                                             **_cell_intervals(correct[select], [clusters[i] for i in select])}
     return cells
 
 
-def _per_task_vqa(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, Any]]:
+def _members(labels: Sequence[str]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        out.setdefault(label, []).append(i)
+    return out
+
+
+def _per_task_vqa(rows: Rows, correct: np.ndarray, clusters: Sequence[str]) -> dict[str, dict[str, Any]]:
     idx = [i for i, r in enumerate(rows) if r["task"]]
     if not idx:
         return {}
     groups = group_accuracy(correct[idx], [rows[i]["task"] for i in idx])
+    members = _members([r["task"] or "" for r in rows])
     setting = {rows[i]["task"]: rows[i]["setting"] for i in idx}
-    return {task: {"setting": setting[task], "accuracy": acc, "n": n} for task, (acc, n) in groups.items()}
+    return {task: {"setting": setting[task], "accuracy": acc, "n": n,
+                   **_breakdown_interval(correct[members[task]], [clusters[i] for i in members[task]])}
+            for task, (acc, n) in groups.items()}
 
 
-def _per_subtype(rows: Sequence[dict[str, Any]], correct: np.ndarray) -> dict[str, dict[str, Any]]:
+def _per_subtype(rows: Rows, correct: np.ndarray, clusters: Sequence[str]) -> dict[str, dict[str, Any]]:
     labels = [f"{r['setting']}/{r['category']}/{r['subtype']}" for r in rows]
-    return {label: {"accuracy": acc, "n": n} for label, (acc, n) in group_accuracy(correct, labels).items()}
+    members = _members(labels)
+    return {label: {"accuracy": acc, "n": n, **_breakdown_interval(correct[members[label]],
+                                                                   [clusters[i] for i in members[label]])}
+            for label, (acc, n) in group_accuracy(correct, labels).items()}
 
 
 def summarize_ir(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -112,6 +167,8 @@ def summarize_ir(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     tasks = [r["task"] for r in rows]
     mean_strict, per_strict = task_mean(strict, tasks)
     mean_tolerant, per_tolerant = task_mean(tolerant, tasks)
+    clusters = cluster_keys([r["id"] for r in rows])
+    members = _members(tasks)
     labels = [r["label"] for r in rows]
     counts = group_accuracy(strict, tasks)
     metrics = {
@@ -126,8 +183,17 @@ def summarize_ir(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "metrics": metrics,
         "cells": {
-            "ir/strict": {"accuracy": mean_strict, "n": len(rows)},
-            "ir/tolerant": {"accuracy": mean_tolerant, "n": len(rows)},
+            "ir/strict": {"accuracy": mean_strict, "n": len(rows), **_cell_intervals(strict, clusters, tasks)},
+            "ir/tolerant": {"accuracy": mean_tolerant, "n": len(rows), **_cell_intervals(tolerant, clusters, tasks)},
         },
-        "per_task": {t: {"strict": per_strict[t], "tolerant": per_tolerant[t], "n": counts[t][1]} for t in per_strict},
+        "per_task": {t: {"strict": per_strict[t], "tolerant": per_tolerant[t], "n": counts[t][1],
+                         **_ir_task_intervals(strict, tolerant, [clusters[i] for i in members[t]], members[t])}
+                     for t in per_strict},
     }
+
+
+def _ir_task_intervals(strict: np.ndarray, tolerant: np.ndarray, clusters: Sequence[str],
+                       members: Sequence[int]) -> dict[str, Any]:
+    intervals = {f"{name}_ci_clustered": _breakdown_interval(values[members], clusters)["ci_clustered"]
+                 for name, values in (("strict", strict), ("tolerant", tolerant))}
+    return {**intervals, "clusters": len(set(clusters))}

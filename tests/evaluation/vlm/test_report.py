@@ -9,7 +9,8 @@ import json
 import pytest
 
 from bspatial.evaluation.vlm.fixtures import FIXTURE_CONFIGS
-from bspatial.evaluation.vlm.report import PER_SUBTYPE_COLUMNS, PER_TASK_COLUMNS, load_run, write_report
+from bspatial.evaluation.vlm.report import (INTERVAL_COLUMNS, PER_SUBTYPE_COLUMNS, PER_TASK_COLUMNS, load_run,
+                                            write_report)
 from bspatial.evaluation.vlm.runner import SUMMARY_FILE, part_dir, run_suite
 from bspatial.reference import load_table
 
@@ -59,6 +60,27 @@ def test_breakdowns(runs, tmp_path):
     assert {r["metric"] for r in per_task if r["suite"] == "ir"} == {"strict", "tolerant"}
     assert ("single_frame", "direction", "locate") in {(r["setting"], r["category"], r["subtype"]) for r in per_subtype}
     assert sum(int(r["n"]) for r in per_subtype if r["setting"] == "single_frame") == 21
+
+
+def test_intervals_beside_each_cell_and_paired_runs(runs, tmp_path):
+    written = write_report([runs / "chance0"], tmp_path, paired=(runs / "chance0", runs / "chance1"))
+    intervals = _csv(written["intervals.csv"])
+    assert list(intervals[0]) == list(INTERVAL_COLUMNS)
+    summary = json.loads((part_dir(runs / "chance0", "vqa", "general") / SUMMARY_FILE).read_text())
+    cell = summary["cells"]["single_frame/all"]
+    (row,) = [r for r in intervals if r["column"] == "single_all"]
+    assert (int(row["n"]), int(row["clusters"])) == (cell["n"], cell["clusters"])
+    assert [float(row["clustered_low"]), float(row["clustered_high"])] == pytest.approx(cell["ci_clustered"], abs=1e-4)
+    assert [float(row["independent_low"]), float(row["independent_high"])] == pytest.approx(cell["ci_independent"], abs=1e-4)
+    low, high = cell["ci_clustered"]
+    assert f"| {cell['accuracy']:.1f} [{low:.1f}, {high:.1f}] |" in written["table1.md"].read_text()
+    assert "Clustered by scene/frame 95% (CR1)" in written["intervals.md"].read_text()
+    per_task = _csv(written["per_task.csv"])
+    assert all(r["clusters"] for r in per_task)
+    paired = _csv(written["paired.csv"])
+    assert {(r["part"], r["metric"]) for r in paired} >= {("vqa-general", "correct"), ("ir-all", "strict")}
+    with pytest.raises(ValueError, match=r"vqa-general: the runs scored different items \(A: 33, B: 5, both: 5"):
+        write_report([runs / "chance0"], tmp_path / "other", paired=(runs / "chance0", runs / "partial"))
 
 
 def test_paper_rows_and_single_part_folders(runs, tmp_path):
