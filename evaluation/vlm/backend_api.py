@@ -54,6 +54,14 @@ class Response:
     latency_s: float
 
 
+class BackendFailedError(RuntimeError):
+    """The model could not answer (e.g. its server stopped replying): the run stops resumably.
+
+    The message is one line that names the model and says what happened, so the command line shows it
+    as it is, without a traceback, whatever the backend.
+    """
+
+
 @runtime_checkable
 class VLMBackend(Protocol):
     """What the runner needs from a model.
@@ -62,7 +70,11 @@ class VLMBackend(Protocol):
     outputs differ: checkpoint, revision, dtype, seed) and ``generation_settings()`` the decoding
     settings; both go into the run fingerprint, so they must be JSON-serialisable and stable.
     ``generate`` must return one response per request, in order, and raise (not return a
-    placeholder) when the model cannot answer.
+    placeholder) when the model cannot answer: :class:`BackendFailedError` when the reason is the
+    model's side (a server that does not answer), not a bug.
+
+    A remote backend talks to its server first in ``identity()`` (which needs the served checkpoint),
+    so the runner calls it only once it holds the run folder's lock.
     """
 
     spec: str

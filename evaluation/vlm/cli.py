@@ -34,13 +34,15 @@ def eval_vlm(
         typer.Option(
             help="Backend options as key=value pairs separated by commas, as lmms-eval's --model_args: "
             "transformers: dtype, device_map, max_new_tokens, revision; vla-backbone: the transformers ones (no revision) "
-            "and base (the backbone VLM, for an untied LM head); openai: concurrency, timeout_s, "
-            "max_tokens, api_key_env. Example: 'dtype=bfloat16,max_new_tokens=64'."
+            "and base (the backbone VLM, for an untied LM head); openai: concurrency, connect_timeout_s (default 10), "
+            "read_timeout_s (default 120), timeout_s (sets both), total_timeout_s (per item, over all retries), "
+            "max_retries, max_tokens, api_key_env. Example: 'dtype=bfloat16,max_new_tokens=64'."
         ),
     ] = "",
 ) -> None:
     """Evaluate a VLM on a BEHAVIOR-Spatial suite (Appendix 15 prompts); resumable per-sample logs + summary."""
     from bspatial.common.paths import folder_name
+    from bspatial.evaluation.vlm.backend_api import BackendFailedError
     from bspatial.evaluation.vlm.backends import load_backend
     from bspatial.evaluation.vlm.runner import IncompatibleRunError, part_dir, run_suite
 
@@ -57,6 +59,10 @@ def eval_vlm(
     except (ValueError, IncompatibleRunError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
+    except BackendFailedError as error:  # the model's side, not the command's: exit 1, and say how to go on
+        typer.echo(f"error: {error}; what was scored is kept: rerun the same command to resume "
+                   f"{part_dir(out or 'runs', suite, config)}", err=True)
+        raise typer.Exit(code=1) from None
     except KeyboardInterrupt:
         typer.echo(f"interrupted: rerun the same command to resume {part_dir(out or 'runs', suite, config)}", err=True)
         raise typer.Exit(code=130) from None

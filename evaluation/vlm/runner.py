@@ -121,7 +121,9 @@ def run_suite(
 
     Raises:
         IncompatibleRunError: ``out`` holds this part made with another fingerprint.
-        ValueError: bad arguments, or the dataset lacks a schema column.
+        ValueError: bad arguments, or the dataset lacks a schema column (also a remote backend's
+            unusable server: ``backend_openai.ServerError``).
+        BackendFailedError: the model stopped answering; what was logged stays, a rerun resumes.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -131,12 +133,14 @@ def run_suite(
     source = data or DEFAULT_DATA.get(suite, "")
     dataset = _load(source, suite, config, split)
     data_hash, keys = _scan(dataset, limit)
-    fingerprint = _fingerprint(suite, data_hash, backend)
     folder = part_dir(out, suite, config)
     shard = _Shard(Launch.of_environment())
     # Held for the whole run: the fingerprint check and the resume scan cannot interleave with another run's.
     with run_folder_lock(folder, f"eval-vlm --model {backend.spec} --suite {suite} --config {config}",
                          name=process_lock_name()):
+        # Inside the lock: a remote backend's identity() is its first request to the server (it names the
+        # served checkpoint), and a second run of this folder must be refused before it talks to anyone.
+        fingerprint = _fingerprint(suite, data_hash, backend)
         _check_fingerprint(folder, fingerprint, source, config, split)
         meta = {"suite": suite, "config": config, "data": source, "split": split, "model": backend.spec,
                 "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit}
