@@ -68,7 +68,7 @@ def _register_subsystem_commands() -> None:
     from bspatial.evaluation.agents.cli import agents_app
     from bspatial.evaluation.analysis.cli import correlate, report
     from bspatial.evaluation.analysis.model_card import model_card_command
-    from bspatial.evaluation.vlm.cli import eval_vlm
+    from bspatial.evaluation.vlm.cli import EvalVlmCommand, eval_vlm
 
     from bspatial.construction.cli import build_command, sim_calibrate_budgets
     from bspatial.construction.gallery_cli import sim_gallery
@@ -82,7 +82,7 @@ def _register_subsystem_commands() -> None:
     app.command("rollout")(rollout)
     app.command("serve-policy")(serve_policy)
     app.command("openpi-norm-stats")(openpi_norm_stats)
-    app.command("eval-vlm")(eval_vlm)
+    app.command("eval-vlm", cls=EvalVlmCommand)(eval_vlm)  # a bare --blind means --blind grey
     app.command("report")(report)
     app.command("model-card")(model_card_command)
     analyze_app.command("correlate")(correlate)

@@ -47,7 +47,7 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (one table row each), e.g. runs/*; with --html also "
                                                     "rollout run folders.")],
     out: Annotated[Path, typer.Option(
-        help="Folder for table1/table2/per_task/per_subtype/intervals (and paired) .md and .csv; with --html the site "
+        help="Folder for table1/table2/per_task/per_subtype/intervals (and circular, paired) .md and .csv; with --html the site "
              "folder (index.html, figures/, logs/).")] = Path("reports"),
     paper: Annotated[bool, typer.Option(help="Append the paper's published rows as reference.")] = False,
     html: Annotated[bool, typer.Option("--html", help="Write a static HTML leaderboard instead (Tables 1-5, S6, "
@@ -83,7 +83,7 @@ def report(
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
-    for name in ("table1.md", "table2.md", "intervals.md", "paired.md"):
+    for name in ("table1.md", "table2.md", "intervals.md", "circular.md", "paired.md"):
         if name in written:
             typer.echo(written[name].read_text())
     typer.echo("wrote " + ", ".join(str(p) for p in written.values()))

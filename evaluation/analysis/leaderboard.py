@@ -23,7 +23,7 @@ from typing import Any
 from bspatial.evaluation.analysis.html import Cell, Row, TableSection
 from bspatial.evaluation.rollout.tables import (MANIPULATION_SPLITS, NAVIGATION_SPLIT, group_records, policy_label,
                                                 rates_of)
-from bspatial.evaluation.vlm.report import TABLE1_COLUMNS, TABLE2_COLUMNS, Run
+from bspatial.evaluation.vlm.report import TABLE1_COLUMNS, TABLE2_COLUMNS, Run, run_order
 from bspatial.reference import load_table
 from bspatial.scoring.action import RateWithCI
 
@@ -59,7 +59,9 @@ def _rate(rate: RateWithCI | None) -> Cell:
 
 
 def vlm_table(key: str, runs: Sequence[tuple[str, Run]]) -> TableSection:
-    """Table 1 (``key="table1"``) or Table 2 (``"table2"``): a row per VLM run, then the paper's rows."""
+    """Table 1 (``key="table1"``) or Table 2 (``"table2"``): a row per VLM run (a blind run labelled
+    ``<model> (blind)``, right after its model's seeing run: :func:`~bspatial.evaluation.vlm.report.run_order`),
+    then the paper's rows."""
     columns, paper, title, caption = {
         "table1": (TABLE1_COLUMNS, "table1_vlm_vqa", "Table 1: general VQA accuracy (%)",
                    "Single-frame Dir. includes locate; All is pooled over questions; multi-frame pools rotation "
@@ -70,9 +72,9 @@ def vlm_table(key: str, runs: Sequence[tuple[str, Run]]) -> TableSection:
     caption += (" Brackets: 95% intervals with items clustered by the scene / frame they share (CR1; `bspatial "
                 "report`'s intervals.md sets them beside intervals that take items as independent).")
     rows = []
-    for label, run in runs:
+    for label, run in (runs[i] for i in run_order([run for _, run in runs])):
         cells, intervals = run.cells(), run.clustered_intervals()
-        rows.append(Row(label, {"model": Cell(run.model),
+        rows.append(Row(label, {"model": Cell(run.label),
                                 **{c: Cell(cells.get(summary_key), intervals.get(summary_key))
                                    for c, _, summary_key in columns}}))
     for ref in load_table(paper):

@@ -289,7 +289,7 @@ def copy_logs(site: Path, index: int, run: VlmRun | RolloutRun) -> html.RunCard:
                 links.append((f"{part.name}/{name}", f"{LOGS}/{target.name}/{part.name}/{name}"))
         if (part / FINGERPRINT_FILE).is_file():
             fingerprints[part.name] = json.loads((part / FINGERPRINT_FILE).read_text())
-    return html.RunCard(run.label, f"eval-vlm, model {run.run.model}", str(run.path), fingerprints, tuple(links))
+    return html.RunCard(run.label, f"eval-vlm, model {run.run.label}", str(run.path), fingerprints, tuple(links))
 
 
 # ----------------------------------------------------------------------------- the site

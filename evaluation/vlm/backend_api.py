@@ -73,6 +73,9 @@ class VLMBackend(Protocol):
     placeholder) when the model cannot answer: :class:`BackendFailedError` when the reason is the
     model's side (a server that does not answer), not a bug.
 
+    ``accepts_text_only`` (a class attribute, False when absent) says the backend answers requests without
+    images (``eval-vlm --blind none``); a backend that does not declare it is refused such a run by name.
+
     A remote backend talks to its server first in ``identity()`` (which needs the served checkpoint),
     so the runner calls it only once it holds the run folder's lock.
     """

@@ -8,7 +8,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from bspatial.evaluation.vlm.backend_api import Request, Response
 from bspatial.scoring.choice import LETTERS
@@ -44,6 +44,7 @@ class ChanceBackend:
 
     seed: int = 0
     spec: str = field(default="")
+    accepts_text_only: ClassVar[bool] = True  # it never looks at the images
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):

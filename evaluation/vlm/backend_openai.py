@@ -43,7 +43,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from bspatial.evaluation.vlm.backend_api import BackendFailedError, Request, Response
 from bspatial.evaluation.vlm.http_exchange import NoReplyError, exchange
@@ -138,6 +138,9 @@ class OpenAIBackend:
     wait_log_s: float = WAIT_LOG_S
     spec: str = ""
     _api_key: str | None = field(default=None, init=False, repr=False)
+    # A request without images is a text-only user message, which chat-completions servers (vLLM, SGLang,
+    # hosted APIs, our serve.py) accept.
+    accepts_text_only: ClassVar[bool] = True
     _served: dict[str, Any] | None = field(default=None, init=False, repr=False)  # None: not asked yet
     _contact: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bspatial.evaluation.vlm.backend_api import Request, Response
 
@@ -71,6 +71,9 @@ class TransformersBackend:
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
     trust_remote_code: bool = False
     spec: str = ""
+    # Requests without images reach the processor as text only (_encode passes no images). A checkpoint whose
+    # processor insists on an image fails at its first request with the processor's own error.
+    accepts_text_only: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:

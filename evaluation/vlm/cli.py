@@ -1,6 +1,6 @@
 """Typer command functions of the VLM harness, wired into the main ``bspatial`` app:
 
-    app.command("eval-vlm")(eval_vlm)
+    app.command("eval-vlm", cls=EvalVlmCommand)(eval_vlm)
 
 (``bspatial report``, which also writes the HTML leaderboard of every kind of run, lives in
 :mod:`bspatial.evaluation.analysis.cli`: the harness sits below the analysis.)
@@ -11,9 +11,24 @@ Heavy imports (datasets, PIL, numpy-heavy scoring) stay inside the functions so 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperCommand
+
+
+class EvalVlmCommand(TyperCommand):
+    """eval-vlm's command: a bare ``--blind`` (at the end, or before another option) means ``--blind grey``.
+
+    typer has no option with an optional value, so the command line is read with that one rule first.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        from bspatial.evaluation.vlm.controls import DEFAULT_BLIND_MODE  # here: `bspatial --help` stays light
+
+        bare = [k for k, arg in enumerate(args) if arg == "--blind" and (k + 1 == len(args) or args[k + 1].startswith("-"))]
+        args = [f"--blind={DEFAULT_BLIND_MODE}" if k in bare else arg for k, arg in enumerate(args)]
+        return super().parse_args(ctx, args)
 
 
 def eval_vlm(
@@ -21,12 +36,22 @@ def eval_vlm(
                                           "'vla-backbone:<VLA checkpoint folder>' (the VLM inside one of our policies).")],
     suite: Annotated[str, typer.Option(help="Suite: 'vqa' or 'ir'.")] = "vqa",
     config: Annotated[str, typer.Option(help="Dataset config: general_single_frame, general_multi_frame, task_manipulation, task_navigation (vqa); all or a task name (ir).")] = "general_single_frame",
-    out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<model spec>); results go to <out>/<suite>-<config>/ and resume from there.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<model spec>, with -blind, -blind-none or -circular added for those runs); results go to <out>/<suite>-<config>/ and resume from there.")] = None,
     data: Annotated[Optional[str], typer.Option(help="Local dataset repo folder or Hub id (default: behavior-spatial/<suite>).")] = None,
     split: Annotated[str, typer.Option(help="Dataset split.")] = "test",
-    batch_size: Annotated[int, typer.Option(min=1, help="Requests per backend call.")] = 8,
+    batch_size: Annotated[int, typer.Option(min=1, help="Items per backend call (--circular sends each item's four rotations in the same call).")] = 8,
     limit: Annotated[Optional[int], typer.Option(min=0, help="Evaluate only the first N items.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    blind: Annotated[Optional[str], typer.Option(
+        metavar="[grey|none]",
+        help="A blind run: the same items without their pictures. 'grey' (what a bare --blind means) sends a uniform "
+             "grey (128) image of each frame's own size in its place, so prompts and image-token counts match the "
+             "seeing run; 'none' sends no image (backends that accept text-only requests). Its own run: labelled "
+             "'<model> (blind)' in reports.")] = None,
+    circular: Annotated[bool, typer.Option(
+        "--circular", help="VQA only: ask each item once per rotation of its options (A B C D -> B C D A -> ...); it "
+                           "counts only if every rotation is right (VLMEvalKit's CircularEval). The summary and "
+                           "`bspatial report` give plain (rotation 0) and circular accuracy.")] = False,
     allow_errors: Annotated[bool, typer.Option(
         help="Exit 0 although some items were malformed (logged in errors.jsonl, left unscored).")] = False,
     model_args: Annotated[
@@ -44,9 +69,11 @@ def eval_vlm(
     from bspatial.common.paths import folder_name
     from bspatial.evaluation.vlm.backend_api import BackendFailedError
     from bspatial.evaluation.vlm.backends import load_backend
+    from bspatial.evaluation.vlm.controls import Controls
     from bspatial.evaluation.vlm.runner import IncompatibleRunError, part_dir, run_suite
 
     try:
+        controls = Controls(blind, circular)  # a bad --blind value fails before a model is loaded
         options = parse_model_args(model_args)
         try:
             backend = load_backend(model, **options)
@@ -54,8 +81,9 @@ def eval_vlm(
             raise ValueError(f"--model-args {model_args!r} does not fit model {model!r}: {error}") from None
         # The runner sends one batch at a time: keep every concurrent request slot busy.
         batch_size = max(batch_size, int(getattr(backend, "concurrency", 1)))
-        out = out or Path("runs") / folder_name(backend.spec)
-        summary = run_suite(backend, suite, config, out, data=data, split=split, batch_size=batch_size, limit=limit, progress=progress)
+        out = out or Path("runs") / (folder_name(backend.spec) + controls.folder_suffix)
+        summary = run_suite(backend, suite, config, out, data=data, split=split, batch_size=batch_size, limit=limit,
+                            progress=progress, blind=controls.blind, circular=controls.circular)
     except (ValueError, IncompatibleRunError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
@@ -67,9 +95,12 @@ def eval_vlm(
         typer.echo(f"interrupted: rerun the same command to resume {part_dir(out or 'runs', suite, config)}", err=True)
         raise typer.Exit(code=130) from None
     headline = {k: summary["metrics"][k] for k in ("accuracy", "strict_accuracy", "tolerant_accuracy") if k in summary.get("metrics", {})}
+    if "accuracy" in summary.get("circular_metrics", {}):
+        headline["circular_accuracy"] = summary["circular_metrics"]["accuracy"]
     folder = part_dir(out, suite, config)
     typer.echo(
-        f"{suite}-{config}: {summary['n_scored']} scored, {summary['n_errors']} malformed, "
+        f"{suite}-{config}{f' (blind: {blind})' if blind else ''}: {summary['n_scored']} scored, "
+        f"{summary['n_errors']} malformed, "
         + ", ".join(f"{k} {v:.1f}" for k, v in headline.items())
         + f" -> {folder}"
     )

@@ -13,6 +13,12 @@
   show the clustered interval in brackets; the breakdowns carry it as ``ci_low`` / ``ci_high``.
 * Paired (``paired=(run_a, run_b)``): exact McNemar and the paired intervals of two runs on the same items
   (:mod:`.paired`), ``paired.md`` / ``.csv``.
+* Circular (runs of ``eval-vlm --circular``): ``circular.md`` / ``.csv``, every cell of a circular part with its
+  plain accuracy (rotation 0, as in Tables 1 and 2) beside its circular accuracy (:mod:`.controls`).
+
+A blind run (``eval-vlm --blind``) is its own row, its model labelled ``<model> (blind)``
+(:func:`bspatial.evaluation.vlm.controls.model_label`), listed right after the first seeing run of the same model
+when the report has one (:func:`run_order`).
 
 CSV columns use the names of the paper's tables in ``bspatial/reference/tables``
 (``single_all`` ..., ``task_all`` ..., ``ir_strict``), after ``run`` and ``model``, and nothing else (so
@@ -34,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bspatial.common.files import atomic_write_text
+from bspatial.evaluation.vlm.controls import model_label
 from bspatial.evaluation.vlm.paired import PAIRED_COLUMNS, PAIRED_HEADERS, paired_rows
 from bspatial.evaluation.vlm.run_files import SUMMARY_FILE, part_folders
 
@@ -62,6 +69,10 @@ PER_SUBTYPE_COLUMNS = ("run", "model", "setting", "category", "subtype", "accura
                        "clusters")
 INTERVAL_COLUMNS = ("run", "model", "table", "column", "accuracy", "n", "clusters", "independent_low",
                     "independent_high", "clustered_low", "clustered_high", "se_ratio")
+CIRCULAR_COLUMNS = ("run", "model", "part", "cell", "n", "plain_accuracy", "circular_accuracy", "circular_ci_low",
+                    "circular_ci_high")
+CIRCULAR_HEADERS = ("Run", "Model", "Part", "Cell", "n", "Plain (rotation 0)", "Circular (all rotations)",
+                    "Circular 95% (clustered)")
 INTERVAL_HEADERS = ("Run", "Model", "Table", "Cell", "Accuracy", "n", "Clusters", "Independent items 95% (HC1)",
                     "Clustered by scene/frame 95% (CR1)", "SE ratio (clustered / independent)")
 _PAPER_TABLES = {"table1": "table1_vlm_vqa", "table2": "table2_task_vqa_ir"}
@@ -69,11 +80,18 @@ _PAPER_TABLES = {"table1": "table1_vlm_vqa", "table2": "table2_task_vqa_ir"}
 
 @dataclass(frozen=True)
 class Run:
-    """One run folder: its name, model spec, and the summaries of its parts (``<suite>-<config>``)."""
+    """One run folder: its name, model spec, blind mode (None: it saw the frames), and its parts' summaries
+    (``<suite>-<config>``)."""
 
     name: str
     model: str
     parts: dict[str, dict[str, Any]]
+    blind: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The model as the tables show it: ``<model> (blind)`` for a blind run."""
+        return model_label(self.model, self.blind)
 
     @property
     def complete(self) -> bool:
@@ -114,7 +132,27 @@ def load_run(path: str | Path) -> Run:
     models = sorted({p["model"] for p in parts.values()})
     if len(models) > 1:
         raise ValueError(f"{path}: its parts evaluated different models {models}; one run folder holds one model")
-    return Run(name=path.name, model=models[0], parts=parts)
+    blind = {p.get("blind") for p in parts.values()}  # summaries written before blind runs existed: None
+    if len(blind) > 1:
+        modes = sorted(str(b) for b in blind)
+        raise ValueError(f"{path}: its parts mix seeing and blind runs (blind: {modes}); a blind run is its own run "
+                         f"folder")
+    return Run(name=path.name, model=models[0], parts=parts, blind=blind.pop())
+
+
+def run_order(runs: Sequence[Run]) -> list[int]:
+    """The order in which reports list ``runs`` (indices): as given, except that the blind runs of a model follow
+    its first seeing run (so the rows sit together); a blind run whose model has no seeing run stays in place."""
+    seeing = {run.model for run in runs if run.blind is None}
+    order: list[int] = []
+    for i, run in enumerate(runs):
+        if run.blind is not None and run.model in seeing:
+            continue  # placed behind its seeing run
+        order.append(i)
+        if run.blind is None:
+            order += [j for j, other in enumerate(runs) if other.blind is not None and other.model == run.model
+                      and j not in order]
+    return order
 
 
 def table_rows(runs: Sequence[Run], table: str, paper: bool = False) -> list[dict[str, Any]]:
@@ -123,7 +161,7 @@ def table_rows(runs: Sequence[Run], table: str, paper: bool = False) -> list[dic
     rows = []
     for run in runs:
         cells = run.cells()
-        rows.append({"run": run.name, "model": run.model, **{c: cells.get(key) for c, _, key in columns}})
+        rows.append({"run": run.name, "model": run.label, **{c: cells.get(key) for c, _, key in columns}})
     if paper:
         from bspatial.reference import load_table
 
@@ -140,7 +178,7 @@ def per_task_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     for run in runs:
         for part, summary in sorted(run.parts.items()):
             for task, entry in sorted(summary.get("per_task", {}).items()):
-                base = {"run": run.name, "model": run.model, "suite": summary["suite"], "task": task, "n": entry["n"],
+                base = {"run": run.name, "model": run.label, "suite": summary["suite"], "task": task, "n": entry["n"],
                         "clusters": entry.get("clusters")}
                 if summary["suite"] == "vqa":
                     rows.append({**base, "setting": entry["setting"], "metric": "accuracy", "value": entry["accuracy"],
@@ -159,7 +197,7 @@ def per_subtype_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
         for part, summary in sorted(run.parts.items()):
             for label, entry in sorted(summary.get("per_subtype", {}).items()):
                 setting, category, subtype = label.split("/")
-                rows.append({"run": run.name, "model": run.model, "setting": setting, "category": category,
+                rows.append({"run": run.name, "model": run.label, "setting": setting, "category": category,
                              "subtype": subtype, "accuracy": entry["accuracy"], "n": entry["n"],
                              "clusters": entry.get("clusters"), **_bounds(entry.get("ci_clustered"))})
     return rows
@@ -177,11 +215,25 @@ def interval_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
                 cell = entries[key]
                 independent, clustered = _bounds(cell.get("ci_independent")), _bounds(cell.get("ci_clustered"))
                 se_c, se_i = cell.get("se_clustered"), cell.get("se_independent")
-                rows.append({"run": run.name, "model": run.model, "table": table, "column": column,
+                rows.append({"run": run.name, "model": run.label, "table": table, "column": column,
                              "accuracy": cell["accuracy"], "n": cell["n"], "clusters": cell.get("clusters"),
                              "independent_low": independent["ci_low"], "independent_high": independent["ci_high"],
                              "clustered_low": clustered["ci_low"], "clustered_high": clustered["ci_high"],
                              "se_ratio": se_c / se_i if se_c is not None and se_i else None})
+    return rows
+
+
+def circular_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """One row (:data:`CIRCULAR_COLUMNS`) per cell of every circular part: plain accuracy beside circular accuracy."""
+    rows = []
+    for run in runs:
+        for part, summary in sorted(run.parts.items()):
+            circular = summary.get("circular_cells") or {}
+            for key, cell in circular.items():
+                plain = summary.get("cells", {}).get(key, {})
+                rows.append({"run": run.name, "model": run.label, "part": part, "cell": key, "n": cell["n"],
+                             "plain_accuracy": plain.get("accuracy"), "circular_accuracy": cell["accuracy"],
+                             **{f"circular_{k}": v for k, v in _bounds(cell.get("ci_clustered")).items()}})
     return rows
 
 
@@ -221,7 +273,8 @@ def write_report(run_paths: Sequence[str | Path], out: str | Path, paper: bool =
         ValueError: A run folder is unreadable, two runs share a name, or the paired runs cannot be paired
             (:func:`bspatial.evaluation.vlm.paired.paired_rows`); checked before anything is written.
     """
-    runs = [load_run(p) for p in run_paths]
+    loaded = [load_run(p) for p in run_paths]
+    runs = [loaded[i] for i in run_order(loaded)]
     compared = None if paired is None else paired_rows(*paired)
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
@@ -250,6 +303,12 @@ def write_report(run_paths: Sequence[str | Path], out: str | Path, paper: bool =
     written["intervals.md"] = _write(out / "intervals.md", _INTERVALS_TITLE + to_markdown(
         [_interval_display(r) for r in intervals], INTERVAL_COLUMNS[:7] + ("independent", "clustered", "se_ratio"),
         INTERVAL_HEADERS))
+    circular = circular_rows(runs)
+    if circular:
+        written["circular.csv"] = _write(out / "circular.csv", to_csv(circular, CIRCULAR_COLUMNS))
+        shown = [{**r, "interval": _interval_text((r["circular_ci_low"], r["circular_ci_high"]))} for r in circular]
+        written["circular.md"] = _write(out / "circular.md", _CIRCULAR_TITLE + to_markdown(
+            shown, (*CIRCULAR_COLUMNS[:7], "interval"), CIRCULAR_HEADERS))
     if compared is not None:
         written["paired.csv"] = _write(out / "paired.csv", to_csv(compared, PAIRED_COLUMNS))
         written["paired.md"] = _write(out / "paired.md", _PAIRED_TITLE + to_markdown(
@@ -306,6 +365,10 @@ _INTERVALS_TITLE = (
     "frame they share (general VQA: the apartment; task navigation: the spawn; task manipulation and IR: each item "
     "draws its own layout). Task means (Table 2) take tasks as fixed strata. SE ratio > 1: shared scenes widen the "
     "interval.\n\n")
+_CIRCULAR_TITLE = (
+    "Circular evaluation (eval-vlm --circular, VLMEvalKit's CircularEval): each item asked once per rotation of its "
+    "options, correct only if every rotation is answered correctly. Plain is rotation 0 (the item as written, the "
+    "number in Tables 1 and 2); cells aggregate as in Tables 1 and 2. Intervals: 95%, clustered by scene / frame.\n\n")
 _PAIRED_TITLE = (
     "Paired comparison of two runs on the same items, pooled over each part's items. McNemar's exact test and "
     "Newcombe's interval treat items as independent pairs; the clustered interval (CR1) of the difference respects "

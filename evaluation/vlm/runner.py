@@ -24,7 +24,12 @@ samples.jsonl rows: ``id``, ``setting`` / ``category`` / ``subtype`` (VQA) or ``
 stripped), ``parsed`` (the letter, or the ``[x, y]`` point on the 0-1000 scale), ``parse_status``,
 ``parse_reason``, ``correct`` (VQA) or ``strict`` / ``tolerant`` / ``label`` / ``detail`` /
 ``point_px`` (IR), ``answer`` and ``options`` (VQA, so a row re-scores on its own),
-``latency_s``, ``fingerprint`` (the part's combined hash, first 16 hex digits).
+``latency_s``, ``fingerprint`` (the part's combined hash, first 16 hex digits). A circular run
+(:mod:`.controls`) logs one row per item: rotation 0's fields (the item as written) plus ``rotations`` (each
+rotation's ``rotation`` index, ``options``, ``answer``, ``raw_output``, ``output``, ``parsed``,
+``parse_status``, ``parse_reason``, ``correct``, ``latency_s``) and ``circular_correct``; its ``latency_s`` is
+the item's total. All rotations of an item are asked in one batch and logged in one line, so a resumed run
+never holds part of an item.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from bspatial.evaluation.vlm.run_files import (
 from bspatial.evaluation.vlm.summary import write_summary
 from bspatial.evaluation.vlm.backend_api import Request, Response, VLMBackend
 from bspatial.evaluation.vlm.backends import load_backend
+from bspatial.evaluation.vlm.controls import Controls
 from bspatial.evaluation.vlm.prompts import build_ir_prompt, build_vqa_prompt, prompts_fingerprint
 from bspatial.evaluation.vlm.records import (
     IRItem,
@@ -105,6 +111,8 @@ def run_suite(
     batch_size: int = 8,
     limit: int | None = None,
     progress: bool = True,
+    blind: str | None = None,
+    circular: bool = False,
 ) -> dict[str, Any]:
     """Evaluate one suite/config, resuming what ``out`` already holds; returns the summary.
 
@@ -115,35 +123,40 @@ def run_suite(
         out: the run folder; results go to ``out/<suite>-<config>/``.
         data: a local repo folder or Hub id (default ``behavior-spatial/<suite>``).
         split: the dataset split.
-        batch_size: requests per backend call.
+        batch_size: items per backend call (a circular run sends each item's rotations in the same call).
         limit: evaluate only the first ``limit`` rows (a later run without it continues).
         progress: show a tqdm progress bar.
+        blind: ``"grey"`` or ``"none"`` for a blind run, None to show the frames (:mod:`.controls`).
+        circular: ask each VQA item in every rotation of its options (:mod:`.controls`; VQA only).
 
     Raises:
         IncompatibleRunError: ``out`` holds this part made with another fingerprint.
-        ValueError: bad arguments, or the dataset lacks a schema column (also a remote backend's
-            unusable server: ``backend_openai.ServerError``).
+        ValueError: bad arguments (also a control the suite or the backend cannot take), or the dataset lacks a
+            schema column (also a remote backend's unusable server: ``backend_openai.ServerError``).
         BackendFailedError: the model stopped answering; what was logged stays, a rerun resumes.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
+    controls = Controls(blind, circular)
     backend = load_backend(model) if isinstance(model, str) else model
+    controls.check(suite, backend)
     source = data or DEFAULT_DATA.get(suite, "")
     dataset = _load(source, suite, config, split)
     data_hash, keys = _scan(dataset, limit)
     folder = part_dir(out, suite, config)
     shard = _Shard(Launch.of_environment())
     # Held for the whole run: the fingerprint check and the resume scan cannot interleave with another run's.
-    with run_folder_lock(folder, f"eval-vlm --model {backend.spec} --suite {suite} --config {config}",
+    with run_folder_lock(folder, f"eval-vlm --model {backend.spec} --suite {suite} --config {config}{controls.flags}",
                          name=process_lock_name()):
         # Inside the lock: a remote backend's identity() is its first request to the server (it names the
         # served checkpoint), and a second run of this folder must be refused before it talks to anyone.
-        fingerprint = _fingerprint(suite, data_hash, backend)
+        fingerprint = _fingerprint(suite, data_hash, backend, controls)
         _check_fingerprint(folder, fingerprint, source, config, split)
         meta = {"suite": suite, "config": config, "data": source, "split": split, "model": backend.spec,
-                "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit}
+                "fingerprint": fingerprint["fingerprint"], "n_items": len(keys), "limit": limit,
+                "blind": controls.blind, "circular": controls.circular}
         position = {key: i for i, key in enumerate(keys)}
         if shard.is_main:
             _merge_rank_files(folder, position)  # rows a killed sharded run left in its rank files
@@ -152,11 +165,12 @@ def run_suite(
         todo = [i for i, key in enumerate(keys) if key not in done]
         logger.info("%s/%s: %d items, %d done, %d to run -> %s", suite, config, len(keys), len(keys) - len(todo), len(todo), folder)
         if shard.launch.world > 1:
-            return _run_sharded(shard, dataset, keys, position, todo, suite, backend, folder, fingerprint["fingerprint"],
-                                batch_size, progress, meta)
+            return _run_sharded(shard, dataset, keys, position, todo, suite, backend, controls, folder,
+                                fingerprint["fingerprint"], batch_size, progress, meta)
         complete = False
         try:
-            _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress)
+            _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint["fingerprint"], batch_size, progress,
+                         controls=controls)
             complete = True
         finally:
             summary = write_summary(folder, meta, complete)
@@ -191,11 +205,12 @@ class _Shard:
         barrier(self.launch)
 
 
-def _run_sharded(shard, dataset, keys, position, todo, suite, backend, folder, fingerprint, batch_size, progress,
-                 meta) -> dict[str, Any]:
+def _run_sharded(shard, dataset, keys, position, todo, suite, backend, controls, folder, fingerprint, batch_size,
+                 progress, meta) -> dict[str, Any]:
     shard.barrier()  # every rank has read the logs before any rank appends to its own
     rank, world = shard.launch.rank, shard.launch.world
-    _run_pending(dataset, keys, todo[rank::world], suite, backend, folder, fingerprint, batch_size, progress, shard.files(folder))
+    _run_pending(dataset, keys, todo[rank::world], suite, backend, folder, fingerprint, batch_size, progress,
+                 shard.files(folder), controls)
     shard.barrier()  # every rank's file is complete: only now is a merge safe
     if shard.is_main:
         _merge_rank_files(folder, position)
@@ -310,14 +325,15 @@ def _hash_bytes(value: Any) -> str:
     raise TypeError(f"unexpected value of type {type(value).__name__} in a dataset row")
 
 
-def _fingerprint(suite: str, data_hash: str, backend: VLMBackend) -> dict[str, Any]:
-    components = {
+def _fingerprint(suite: str, data_hash: str, backend: VLMBackend, controls: Controls) -> dict[str, Any]:
+    components: dict[str, Any] = {
         "version": FINGERPRINT_VERSION,
         "suite": suite,
         "prompts": prompts_fingerprint(),
         "data": data_hash,
         "model": backend.identity(),
         "generation": backend.generation_settings(),
+        **controls.fingerprint_components(),  # blind / circular; nothing for a seeing, plain run
     }
     combined = hashlib.sha256(json.dumps(components, sort_keys=True).encode()).hexdigest()
     return {"fingerprint": combined, "components": components}
@@ -334,7 +350,8 @@ def _check_fingerprint(folder: Path, fingerprint: dict[str, Any], source: str, c
     if stored.get("fingerprint") == fingerprint["fingerprint"]:
         return
     old, new = stored.get("components", {}), fingerprint["components"]
-    differing = [f"{k}: {json.dumps(old.get(k))} (stored) vs {json.dumps(new.get(k))} (now)" for k in sorted(new) if old.get(k) != new.get(k)]
+    differing = [f"{k}: {json.dumps(old.get(k))} (stored) vs {json.dumps(new.get(k))} (now)"
+                 for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
     raise IncompatibleRunError(
         f"{folder} holds a run with a different set-up, refusing to mix results; differing: "
         + "; ".join(differing)
@@ -345,7 +362,8 @@ def _check_fingerprint(folder: Path, fingerprint: dict[str, Any], source: str, c
 # --------------------------------------------------------------------------- the loop
 
 
-def _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress, files=None) -> None:
+def _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress, files=None,
+                 controls: Controls = Controls()) -> None:
     from tqdm.auto import tqdm
 
     short = fingerprint[:16]
@@ -361,11 +379,7 @@ def _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint, batch
                 errors.write(json.dumps(_error_row(pending, error)) + "\n")
             errors.flush()
             if items:
-                requests = [_request(item) for item in items]
-                responses = backend.generate(requests)
-                if len(responses) != len(requests):
-                    raise RuntimeError(f"backend {backend.spec!r} returned {len(responses)} responses for {len(requests)} requests")
-                rows = _score_vqa(items, responses) if suite == "vqa" else _score_ir(items, responses)
+                rows = _ask_vqa(items, backend, controls) if suite == "vqa" else _ask_ir(items, backend, controls)
                 samples.write("".join(json.dumps({**row, "fingerprint": short}) + "\n" for row in rows))
                 samples.flush()
             bar.update(len(chunk))
@@ -407,11 +421,31 @@ def _error_row(pending: _Pending, error: RecordError) -> dict[str, Any]:
     return {"key": pending.key, "id": row_id(pending.row), "row": pending.index, "field": error.field, "error": str(error)}
 
 
-def _request(item: VQAItem | IRItem) -> Request:
+def _ask_vqa(items: Sequence[VQAItem], backend: VLMBackend, controls: Controls) -> list[dict[str, Any]]:
+    """Log rows of a batch of VQA items: every view of every item (:meth:`Controls.views`) in one backend call."""
+    views = [view for item in items for view in controls.views(item)]
+    requests = [_request(view.item, controls, view.request_id) for view in views]
+    return controls.fold(_score_vqa([view.item for view in views], _generate(backend, requests)))
+
+
+def _ask_ir(items: Sequence[IRItem], backend: VLMBackend, controls: Controls) -> list[dict[str, Any]]:
+    return _score_ir(items, _generate(backend, [_request(item, controls) for item in items]))
+
+
+def _request(item: VQAItem | IRItem, controls: Controls = Controls(), request_id: str | None = None) -> Request:
+    """The backend request of an item (as shown: options possibly rotated), its images as the controls say."""
+    request_id = request_id or item.id
     if isinstance(item, VQAItem):
         prompt = build_vqa_prompt(item.setting, item.category, item.subtype, item.question, item.options)
-        return Request(item.id, prompt, tuple(f.data for f in item.frames), "choice", item.options)
-    return Request(item.id, build_ir_prompt(item.instruction, item.target), (item.image.data,), "point")
+        return Request(request_id, prompt, controls.images(item.frames), "choice", item.options)
+    return Request(request_id, build_ir_prompt(item.instruction, item.target), controls.images((item.image,)), "point")
+
+
+def _generate(backend: VLMBackend, requests: list[Request]) -> list[Response]:
+    responses = backend.generate(requests)
+    if len(responses) != len(requests):
+        raise RuntimeError(f"backend {backend.spec!r} returned {len(responses)} responses for {len(requests)} requests")
+    return responses
 
 
 def _score_vqa(items: Sequence[VQAItem], responses: Sequence[Response]) -> list[dict[str, Any]]:

@@ -6,6 +6,9 @@ Every cell carries two 95% intervals (percent) from one rule, :mod:`bspatial.sco
 ``ci_independent`` with every item its own cluster, plus their standard errors and the cluster count.
 The breakdowns carry the clustered interval (``ci_clustered``; IR: ``strict_ci_clustered`` /
 ``tolerant_ci_clustered``) and ``clusters``. An interval is None where it cannot be estimated (one cluster).
+
+A circular run (``meta["circular"]``, :mod:`.controls`) adds ``circular_metrics`` and ``circular_cells`` beside the
+plain ones (:func:`summarize_circular`); ``metrics`` and ``cells`` stay the plain accuracy of rotation 0.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ def write_summary(folder: str | Path, meta: dict[str, Any], complete: bool) -> d
     rows = read_jsonl(folder / SAMPLES_FILE)
     errors = read_jsonl(folder / ERRORS_FILE)
     metrics = summarize_vqa(rows) if meta["suite"] == "vqa" else summarize_ir(rows)
+    if meta.get("circular"):
+        metrics.update(summarize_circular(rows))
     latencies = [r["latency_s"] for r in rows]
     summary = {
         **meta,
@@ -78,6 +83,28 @@ def summarize_vqa(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "per_task": _per_task_vqa(rows, correct, clusters),
         "per_subtype": _per_subtype(rows, correct, clusters),
     }
+
+
+def summarize_circular(rows: Rows) -> dict[str, Any]:
+    """Circular accuracy (:mod:`bspatial.scoring.circular`) of a circular run's rows, beside the plain accuracy.
+
+    ``circular_metrics``: ``accuracy`` (percent of items right in every rotation), ``plain_accuracy`` (rotation 0,
+    the item as written: ``metrics["accuracy"]``), ``n``, ``rotations`` and ``rotation_accuracy`` (percent right
+    per rotation index; uneven values show a preference for a letter). ``circular_cells``: the Table 1 / 2 cells
+    of the circular verdicts, aggregated by the same rules as ``cells``.
+    """
+    if not rows:
+        return {"circular_metrics": {}, "circular_cells": {}}
+    verdicts = np.array([r["circular_correct"] for r in rows], dtype=bool)
+    by_rotation = np.array([[record["correct"] for record in r["rotations"]] for r in rows], dtype=bool)
+    metrics = {
+        "accuracy": 100.0 * float(verdicts.mean()),
+        "plain_accuracy": 100.0 * float(np.mean([r["correct"] for r in rows])),
+        "n": len(rows),
+        "rotations": int(by_rotation.shape[1]),
+        "rotation_accuracy": [100.0 * float(a) for a in by_rotation.mean(axis=0)],
+    }
+    return {"circular_metrics": metrics, "circular_cells": _vqa_cells(rows, verdicts, cluster_keys([r["id"] for r in rows]))}
 
 
 def _percent(interval: ClusteredInterval) -> tuple[list[float] | None, float | None]:
