@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import json
 import logging
@@ -38,7 +39,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 logger = logging.getLogger("learned")
@@ -137,20 +138,39 @@ def record(folder: Path, step: str, tasks: list[str], per_task: int, seed: int, 
     return folder
 
 
+WEIGHTS_FIELD = "weights_sha256"
+
+
+def weights_sha256(checkpoint: str | Path) -> str:
+    """The digest of a checkpoint's weight files: what a cached diagnosis was computed on."""
+    digest = hashlib.sha256()
+    files = sorted(Path(checkpoint).glob("*.safetensors"))
+    if not files:
+        raise FileNotFoundError(f"checkpoint {checkpoint} has no *.safetensors weights")
+    for file in files:
+        digest.update(file.name.encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
 def diagnose_learners(out: Path, preset: str, specs: dict[str, str], validation: Path,
                       timings: Timings) -> dict[str, dict]:
     """``bspatial.modeling.diagnostics.diagnose`` of each of our learners (the ACT is lerobot's, not ours) on the
     validation demonstrations, kept in ``<out>/diagnosis.json`` (a learner already there is skipped)."""
     from bspatial.common.files import atomic_write_text
-    from bspatial.modeling.diagnostics import diagnose
+    from bspatial.modeling.diagnostics import Diagnosis, diagnose
 
     path = out / "diagnosis.json"
     done: dict[str, dict] = json.loads(path.read_text()) if path.is_file() else {}
     for name, how in learners(preset).items():
-        if how["kind"] != "bspatial" or name in done:
+        if how["kind"] != "bspatial":
             continue
+        weights = weights_sha256(specs[name])
+        entry = done.get(name, {})
+        if entry.get(WEIGHTS_FIELD) == weights and {f.name for f in fields(Diagnosis)} <= set(entry):
+            continue   # diagnosed on these very weights with every measurement (else: diagnosed again)
         start = time.perf_counter()
-        done[name] = diagnose(specs[name], validation, how["preset"]).as_dict()
+        done[name] = {**diagnose(specs[name], validation, how["preset"]).as_dict(), WEIGHTS_FIELD: weights}
         timings.add("diagnose", time.perf_counter() - start)
         atomic_write_text(path, json.dumps(done, indent=2))
     return done
@@ -410,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     footer = (f"Diagnosis (bspatial.modeling.diagnostics) on {len(validation_provenance['episodes'])} validation "
               f"demonstrations (build seed {VALIDATION_SEED}: the training instructions on layouts the learners never "
               "saw), 4 frames each; losses on normalised actions, errors in robot units:\n\n"
-              + diagnosis_markdown({name: Diagnosis(**d) for name, d in diagnosis.items()}))
+              + diagnosis_markdown({name: Diagnosis(**{k: v for k, v in d.items() if k != WEIGHTS_FIELD})
+                                    for name, d in diagnosis.items()}))
     csv_path, md_path = write_results(rows, args.results, header, footer)
     print(header + "\n\n" + table4_markdown(rows) + "\n\n" + footer)
     logger.info("wrote %s and %s; correlation %s; leaderboard file://%s", csv_path, md_path, correlation,

@@ -20,6 +20,10 @@ noise and flow times, so a number changes only when the checkpoint or the data d
 * **instruction effect**: mean ``|chunk(instruction) - chunk(swapped)|`` from the same noise: how far the
   instruction moves the sampled actions; for an IR checkpoint (``ir_mode`` not ``"none"``) the **cue effect**
   is the same with the IR point moved to another episode's (the dot drawn elsewhere).
+* **image effect** and **state effect**: the same with the camera images, or the proprioceptive state, taken
+  from another episode's frame (everything else kept). They put the two effects above on a scale: a policy
+  whose state effect is large and whose image effect is near zero acts from its proprioception alone, and can
+  read neither an instruction nor a cue, which only reach it through the image-and-text prefix.
 
 Run it from ``benchmarks/learned.py`` (its ``diagnose`` step) or directly::
 
@@ -65,6 +69,8 @@ class Diagnosis:
     direction_cosine: float
     cue_effect: float | None = None
     trained_prompt: str = field(default="instruction")
+    image_effect: float | None = None
+    state_effect: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -134,7 +140,7 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     from transformers import AutoModel, AutoProcessor
 
     import bspatial.modeling  # noqa: F401  (registers the auto classes)
-    from .processing_bspatial_vla import IR_TARGET_KEY, TASK_KEY
+    from .processing_bspatial_vla import CAMERA_KEY_PREFIX, IR_TARGET_KEY, STATE_KEY, TASK_KEY
 
     if frames_per_episode < 1:
         raise ValueError(f"frames_per_episode must be >= 1, got {frames_per_episode!r}")
@@ -164,7 +170,7 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     errors: dict[str, list[tuple[float, float, int]]] = {k: [] for k in ("policy", *REFERENCES)}
     effects: list[float] = []
     cosines: list[float] = []
-    cue_effects: list[tuple[float, int]] = []
+    moved_effects: dict[str, list[tuple[float, int]]] = {"cue": [], "image": [], "state": []}
     has_cue = model.config.ir_mode != "none"
     for start in range(0, len(indices), batch_size):
         items = [dataset[i] for i in indices[start:start + batch_size]]
@@ -192,13 +198,18 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
         for name, predicted in references.items():
             errors[name].append((*_chunk_error(predicted, recorded, pad), len(items)))
         shift = frames_per_episode % len(items)   # frames of one episode are consecutive: shift to another's
-        if has_cue and shift:
-            cue_keys = [k for k in (IR_TARGET_KEY, ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY) if k in items[0]]
-            moved = [{**it, **{k: items[(i + shift) % len(items)][k] for k in cue_keys}} for i, it in enumerate(items)]
+        moved_keys = {"image": [k for k in items[0] if k.startswith(CAMERA_KEY_PREFIX)], "state": [STATE_KEY],
+                      "cue": [k for k in (IR_TARGET_KEY, ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY) if k in items[0]]
+                      if has_cue else []}
+        for name, keys in moved_keys.items():
+            if not (keys and shift):
+                continue
+            moved = [{**it, **{k: items[(i + shift) % len(items)][k] for k in keys}} for i, it in enumerate(items)]
             with torch.no_grad():
                 moved_chunk = processor.unnormalize_actions(model.sample_actions(
                     ProcessorCollate(processor)(moved), noise=noise)).numpy()
-            cue_effects.append((float(np.abs(chunks["instruction"] - moved_chunk).mean()) * len(items), len(items)))
+            moved_effects[name].append((float(np.abs(chunks["instruction"] - moved_chunk).mean()) * len(items),
+                                        len(items)))
         if "swapped" in chunks:
             effects.append(float(np.abs(chunks["instruction"] - chunks["swapped"]).mean()) * len(items))
     n = len(indices)
@@ -214,9 +225,13 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                      loss={p: sum(v) / n for p, v in losses.items() if v},
                      open_loop=open_loop, instruction_effect=sum(effects) / n if effects else None,
                      direction_cosine=float(np.mean(cosines)) if cosines else float("nan"),
-                     cue_effect=(sum(e for e, _ in cue_effects) / sum(k for _, k in cue_effects)) if cue_effects
-                     else None,
-                     trained_prompt=trained_prompt)
+                     cue_effect=_mean_effect(moved_effects["cue"]), trained_prompt=trained_prompt,
+                     image_effect=_mean_effect(moved_effects["image"]), state_effect=_mean_effect(moved_effects["state"]))
+
+
+def _mean_effect(parts: Sequence[tuple[float, int]]) -> float | None:
+    """The frame-weighted mean of per-batch ``(effect * frames, frames)``; None where nothing was moved."""
+    return sum(e for e, _ in parts) / sum(k for _, k in parts) if parts else None
 
 
 def diagnosis_markdown(rows: Mapping[str, Diagnosis]) -> str:
@@ -225,13 +240,14 @@ def diagnosis_markdown(rows: Mapping[str, Diagnosis]) -> str:
         return "-" if value is None or value != value else f"{value:.3f}"
 
     lines = ["| learner | frames | val loss: instruction / bare / swapped | open-loop error: policy / hold / frozen / "
-             "mean (chunk end) | motion direction (cos) | instruction effect | cue effect |",
-             "|---|---|---|---|---|---|---|"]
+             "mean (chunk end) | motion direction (cos) | effect of: instruction / cue / image / state |",
+             "|---|---|---|---|---|---|"]
     for name, d in rows.items():
         loss = " / ".join(num(d.loss.get(p)) for p in PROMPTS)
         ol = " / ".join(f"{num(d.open_loop[k])} ({num(d.open_loop[k + '_end'])})" for k in ("policy", *REFERENCES))
         lines.append(f"| {name} (trained on: {d.trained_prompt}) | {d.frames} | {loss} | {ol} | "
-                     f"{num(d.direction_cosine)} | {num(d.instruction_effect)} | {num(d.cue_effect)} |")
+                     f"{num(d.direction_cosine)} | {num(d.instruction_effect)} / {num(d.cue_effect)} / "
+                     f"{num(d.image_effect)} / {num(d.state_effect)} |")
     return "\n".join(lines)
 
 

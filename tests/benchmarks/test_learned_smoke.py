@@ -56,9 +56,17 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
     assert (out / "site" / "index.html").is_file()
     # A rerun finds every step done: nothing is recorded, trained or rolled out again (only the tables, the
     # correlation and the leaderboard are written anew, which takes seconds).
+    # A diagnosis is kept only for the weights it was computed on: the entry marked stale is recomputed, the
+    # one whose weights are unchanged is kept as it is (its marker survives).
+    diagnosis["tiny"].update(weights_sha256="stale", frames=-1)
+    diagnosis["tiny_dot_ir"].update(frames=-1)
+    (out / "diagnosis.json").write_text(json.dumps(diagnosis))
     before = json.loads((out / "timings.json").read_text())
     rerun = _run(out, results)
+    rediagnosed = json.loads((out / "diagnosis.json").read_text())
+    assert rediagnosed["tiny"]["frames"] == 3 * 4 and rediagnosed["tiny_dot_ir"]["frames"] == -1
     assert "demos: done" in rerun.stderr and "train tiny: done" in rerun.stderr and "train act: done" in rerun.stderr
     after = json.loads((out / "timings.json").read_text())
-    assert {k: v for k, v in after.items() if k != "analysis"} == {k: v for k, v in before.items() if k != "analysis"}
+    redone = ("analysis", "diagnose")
+    assert {k: v for k, v in after.items() if k not in redone} == {k: v for k, v in before.items() if k not in redone}
     assert any(k.startswith("rollout ") for k in before) and "train act" in before

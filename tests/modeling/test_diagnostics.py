@@ -101,6 +101,27 @@ def test_cue_effect_of_a_dot_ir_checkpoint(tmp_path):
     assert d.cue_effect > 0   # the dot drawn at another episode's point changes the chunk of an open-gated expert
 
 
+def test_image_and_state_effects_tell_a_prefix_blind_policy_from_a_reading_one(demos_root, checkpoint, tmp_path):
+    """With the expert's cross-attention output zeroed, nothing of the image-and-text prefix reaches the actions:
+    image and instruction effects are exactly 0 while the state still moves the chunk; the open-gated
+    checkpoint's images do move it."""
+    import torch
+    from transformers import AutoModel, AutoProcessor
+
+    from bspatial.modeling.diagnostics import diagnose
+
+    model = AutoModel.from_pretrained(checkpoint)
+    with torch.no_grad():
+        for layer in model.action_expert.layers:
+            layer.cross_attn.o_proj.weight.zero_()
+    blind = tmp_path / "prefix_blind"
+    model.save_pretrained(blind)
+    AutoProcessor.from_pretrained(checkpoint).save_pretrained(blind)
+    cut, reading = (diagnose(path, demos_root, "tiny", frames_per_episode=4) for path in (blind, checkpoint))
+    assert cut.image_effect == 0 and cut.instruction_effect == 0 and cut.state_effect > 0
+    assert reading.image_effect > 0 and reading.state_effect > 0
+
+
 def test_diagnosis_is_repeatable(demos_root, checkpoint):
     from bspatial.modeling.diagnostics import diagnose
 
