@@ -200,8 +200,13 @@ def ir_item(row: Mapping[str, Any]) -> IRItem:
         instruction=_text(row, item_id, "instruction"),
         image=image,
         region=region,
-        target="object" if isinstance(region, ReachRegion) else "placement",
+        target=ir_target_kind(region),
     )
+
+
+def ir_target_kind(region: Region) -> TargetKind:
+    """The prompt's target kind of a region: ``"object"`` for reach, ``"placement"`` for either placement."""
+    return "object" if isinstance(region, ReachRegion) else "placement"
 
 
 def row_id(row: Mapping[str, Any]) -> str:

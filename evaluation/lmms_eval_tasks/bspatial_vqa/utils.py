@@ -26,6 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bspatial.evaluation.lmms_eval_tasks import LMMS_EVAL_FAILURE_MARKERS  # lmms-eval's failed-request replies
 from bspatial.evaluation.vlm.prompts import build_vqa_prompt
 from bspatial.evaluation.vlm.summary import summarize_vqa
 from bspatial.scoring.vqa import score_vqa
@@ -42,10 +43,6 @@ METRICS_BY_SETTING: dict[str, tuple[str, ...]] = {
     "task_manipulation": ("task_mean_accuracy", "direction", "distance", "size", "accuracy", "unparseable_rate"),
     "task_navigation": ("accuracy", "task_mean_accuracy", "unparseable_rate"),
 }
-# What lmms-eval's API models put in place of a reply when a request failed or the token budget ran
-# out (lmms_eval/models/chat/openai.py). Scoring it would count a transport failure as the model's
-# answer; bspatial eval-vlm raises in that case, and so do we (DESIGN §7: no silent fallbacks).
-LMMS_EVAL_FAILURE_MARKERS = ("[LMMS_EVAL_REQUEST_FAILED", "[LMMS_EVAL_BUDGET_EXCEEDED]")
 
 
 def bspatial_vqa_doc_to_visual(doc: Mapping[str, Any]) -> list:
