@@ -53,7 +53,7 @@ def size_category(total: int) -> str:
 
 
 def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[str, int], preset: str, seed: int,
-                        fingerprint: str, version: str, quality_markdown: str = "",
+                        fingerprint: str, version: str, quality_markdown: str = "", tiny_markdown: str = "",
                         template: str | Path | None = None) -> str:
     """The README of a built suite repo.
 
@@ -63,6 +63,8 @@ def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[s
         counts: items per row of the counts table (configs, or tasks / categories).
         preset, seed, fingerprint, version: provenance.
         quality_markdown: the data-quality table (VQA); "not computed" when empty.
+        tiny_markdown: the composition of the ``tiny`` config (:mod:`~bspatial.construction.subsets`);
+            "not computed" when empty.
         template: another template file (tests); default ``hub_cards/dataset_<suite>.md``.
 
     Raises:
@@ -77,7 +79,8 @@ def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[s
         template or _template_path(suite), preset=preset, seed=seed, fingerprint=fingerprint, version=version,
         first_config=configs[0],
         configs_yaml=configs_yaml(configs), counts_table=table, size_category=size_category(sum(counts.values())),
-        quality_table=quality_markdown or "not computed for this suite")
+        quality_table=quality_markdown or "not computed for this suite",
+        tiny_table=tiny_markdown or "composition not computed")
 
 
 # ----------------------------------------------------------------------------- LeRobot demonstrations

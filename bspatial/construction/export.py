@@ -1,6 +1,7 @@
 """Records -> Hub-shaped repos: the ``datasets/`` builders write each config as parquet, with its card.
 
-Each config becomes ``<suite>/<config>/test-00000-of-00001.parquet``; the README is the card rendered
+Each config becomes ``<suite>/<config>/test-00000-of-00001.parquet``, and so does ``tiny``, the stratified
+subset of the others (:mod:`~bspatial.construction.subsets`; not the build preset ``tiny``); the README is the card rendered
 from ``hub_cards/`` (:mod:`~bspatial.construction.cards`) with its ``configs:`` header, and the VQA card
 carries the data-quality report (:mod:`~bspatial.construction.quality`) that every build also logs.
 """
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 from bspatial.construction.presets import BUILD_SCHEMA_VERSION, Preset
+from bspatial.construction.subsets import TINY_CONFIG
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +95,38 @@ def export_repos(records: Path, stage: Path, cache: Path, counts: dict, preset: 
             path = repo / config / f"{SPLIT}-00000-of-00001.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
             pq.write_table(table, path)
-        _write_card(repo, suite, configs, counts, preset, seed, fingerprint, quality if suite == "vqa" else "")
+        tiny = write_tiny(repo, suite, configs, seed)
+        _write_card(repo, suite, [*configs, TINY_CONFIG], counts, preset, seed, fingerprint,
+                    quality if suite == "vqa" else "", tiny)
+
+
+def write_tiny(repo: Path, suite: str, configs: list[str], seed: int) -> str:
+    """Write ``<repo>/tiny/``: the stratified subset (:mod:`~bspatial.construction.subsets`) of ``configs``'
+    parquet files, rows copied unchanged in config and file order; returns its composition as Markdown.
+
+    The VQA configs are disjoint (one observation setting each), so tiny draws from all of them; IR's per-task
+    configs repeat rows of ``all``, so tiny draws from ``all`` alone.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from bspatial.construction.subsets import IR_STRATA, VQA_STRATA, composition, composition_markdown, row_key, \
+        stratified_ids
+
+    sources, columns = (configs, VQA_STRATA) if suite == "vqa" else (["all"], IR_STRATA)
+    paths = {c: repo / c / f"{SPLIT}-00000-of-00001.parquet" for c in sources}
+    # Strata from the small columns first: the frames (most of a build's bytes) are read once, config by config.
+    items = [(row["id"], row_key(c, row, columns)) for c, path in paths.items()
+             for row in pq.read_table(path, columns=["id", *columns]).to_pylist()]
+    picked = stratified_ids(items, seed=seed)
+    kept = [table.filter(pc.is_in(table["id"], value_set=pa.array(sorted(picked))))
+            for table in (pq.read_table(path) for path in paths.values())]
+    path = repo / TINY_CONFIG / f"{SPLIT}-00000-of-00001.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.concat_tables(kept), path)
+    logger.info("%s/%s: %d of %d items", suite, TINY_CONFIG, len(picked), len(items))
+    return composition_markdown(composition(items, picked), columns)
 
 
 def build_fingerprint(preset: Preset, seed: int) -> str:
@@ -112,11 +145,11 @@ def _plain(value):
 
 
 def _write_card(repo: Path, suite: str, configs: list[str], counts: dict, preset: Preset, seed: int,
-                fingerprint: str, quality: str = "") -> None:
+                fingerprint: str, quality: str = "", tiny: str = "") -> None:
     import bspatial
     from bspatial.construction.cards import render_dataset_card
 
     card = render_dataset_card(suite, configs=configs, counts=counts[suite], preset=preset.name, seed=seed,
                                fingerprint=fingerprint, version=getattr(bspatial, "__version__", "0"),
-                               quality_markdown=quality)
+                               quality_markdown=quality, tiny_markdown=tiny)
     (repo / "README.md").write_text(card)

@@ -239,11 +239,38 @@ def test_card_lists_every_config_and_carries_the_quality_report(built):
     card = (built / "vqa" / "README.md").read_text()
     meta = yaml.safe_load(card.split("---\n")[1])
     names = [c["config_name"] for c in meta["configs"]]
-    assert names == ["task_manipulation", "general_single_frame", "general_multi_frame", "task_navigation"]
+    assert names == ["task_manipulation", "general_single_frame", "general_multi_frame", "task_navigation", "tiny"]
     for config in names:
         assert (built / "vqa" / config / "test-00000-of-00001.parquet").is_file()
     assert "| category | n | top answer |" in card and "blind" in card
     assert "| category |" not in (built / "ir" / "README.md").read_text()
+
+
+def test_tiny_config_is_a_stratified_subset_and_eval_vlm_runs_on_it(built, tmp_path):
+    """The dataset config ``tiny`` (issue 30 item 4), which every build exports (here one of build preset tiny)."""
+    import datasets
+    from typer.testing import CliRunner
+
+    from bspatial.cli import app
+
+    for suite, sources, fields in (("vqa", ["task_manipulation", "general_single_frame", "general_multi_frame",
+                                            "task_navigation"], ("setting", "category", "subtype", "task")),
+                                   ("ir", ["all"], ("task",))):
+        full = {}
+        for config in sources:
+            for row in datasets.load_dataset(str(built / suite), config, split="test").with_format("arrow")[:].to_pylist():
+                full[row["id"]] = row   # frames / image as stored bytes
+        tiny = datasets.load_dataset(str(built / suite), "tiny", split="test").with_format("arrow")[:].to_pylist()
+        assert tiny and all(row == full[row["id"]] for row in tiny)   # a subset, every column unchanged
+        strata = {tuple(r[f] for f in fields) for r in full.values()}
+        assert {tuple(r[f] for f in fields) for r in tiny} == strata  # every stratum represented
+        assert len(tiny) < len(full) or len(strata) == len(full)
+        card = (built / suite / "README.md").read_text()
+        assert "## The `tiny` config" in card and f"| {len(full)} | {len(tiny)} |" in card
+    result = CliRunner().invoke(app, ["eval-vlm", "--model", "chance", "--suite", "vqa", "--config", "tiny",
+                                      "--data", str(built / "vqa"), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "run" / "vqa-tiny").is_dir()
 
 
 def test_paper_preset_carries_the_paper_totals():
