@@ -228,6 +228,30 @@ head camera alone also lets ``bspatial demos --camera head`` record 4.2x the epi
 and is what the CPU ACT reads. In ``benchmarks/learned.py`` two learners train side by side on the 2 cores, each
 with one torch thread and one DataLoader worker decoding its frames; measured there: ~1.2-1.4 s of wall time per
 step each (the decoding workers take ~40% of the CPU), so 1,500 steps take ~35 min per pair.
+
+The dot of ``cpu_reach_dot_ir`` (``ir_dot_radius`` 12, ``CPU_DOT_RADIUS``): the model reads its images at 96 px,
+where the paper's radius-4 dot (drawn at 224) is 1.7 px, a few red pixels in one 16 px patch; radius 12 keeps a
+~5 px disc there (~80 red pixels, tests/modeling/test_cpu_presets.py). The radius is a config field saved with the
+processor, and the rollout's IR conditioner draws the checkpoint's radius, so training and rollouts see one dot.
+Measured (2026-12-06, 300 demos, 1,500 steps, 18 validation demos; "effect" = mean |change of the sampled chunk|
+in rad when that input comes from another episode's frame, same noise; benchmarks/learned.py's diagnosis):
+
+| run                                       | cue (dot) | camera image | instruction | state |
+|-------------------------------------------|-----------|--------------|-------------|-------|
+| dot radius 4 (the paper's)                | 0.00003   | 0.0022       | 0.0020      | 0.195 |
+| dot radius 12 (now)                       | 0.0001    | 0.0014       | 0.0018      | 0.195 |
+| radius 12, expert also reads VLM layer 0  | 0.00004   | 0.0015       | 0.0021      | 0.196 |
+| the same at 128 px images                 | 0.0001    | 0.0021       | 0.0021      | 0.196 |
+
+(instruction: swapped for the other training instruction of the same task; the last two rows are
+``model_overrides={"prefix_layers": [0, 1, 2, 4]}`` and ``image_pixels=128 * 128`` on top of this preset.)
+The larger dot is plainly visible at the model's input and still unread: every learner acts from its
+proprioceptive state (which moves the chunk ~100x more than the whole camera image), and neither a direct path to the raw
+vision tokens (``prefix_layers`` [0, 1, 2, 4]) nor finer image tokens changes that within this budget. With the
+state zeroed in every batch (an experiment outside the presets: the expert then acts from the prefix alone) the
+image effect is 0.198 and the dot's 0.0029, 28x the table's: the prefix path learns when it must; the state
+shortcut starves it. The next thing to try is state dropout in training (the state token blanked in a share of
+samples), which keeps the state at rollout time while making the prefix pay off.
 """
 
 CPU_REACH_PRESET = "cpu_reach"
