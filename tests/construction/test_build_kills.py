@@ -86,7 +86,7 @@ def assert_complete(out: Path) -> None:
         return sum(pq.read_metadata(p).num_rows for p in (out / suite / config).glob("*.parquet"))
 
     assert (out / "vqa" / "README.md").is_file() and (out / "ir" / "README.md").is_file()
-    assert sorted(p.name for p in (out / "ir").iterdir() if p.is_dir()) == sorted(["all", *tiny.tasks])
+    assert sorted(p.name for p in (out / "ir").iterdir() if p.is_dir()) == sorted(["all", "tiny", *tiny.tasks])
     assert rows("ir", "all") == sum(tiny.count("ir_per_task", t) for t in tiny.tasks)
     assert rows("vqa", "task_manipulation") == sum(tiny.count("vqa_per_task", t) for t in tiny.tasks)
     assert rows("vqa", "task_navigation") == sum(tiny.count("navigation_per_task", t) for t in NAVIGATION_TASKS)
