@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="one demo per task, two steps (wiring only)")
     parser.add_argument("--demos", type=int, default=None, help="demonstrations per task (default 100)")
     parser.add_argument("--steps", type=int, default=None, help="training steps of our learners (default: preset)")
-    parser.add_argument("--act-steps", type=int, default=None, help="lerobot-train steps of the ACT (default 2000)")
+    parser.add_argument("--act-steps", type=int, default=None, help=f"lerobot-train steps of the ACT (default {FULL.act_steps})")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the table files go")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
