@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
+from bspatial.evaluation.vlm.backend_chance import ChanceBackend
 from bspatial.evaluation.vlm.fixtures import write_fixture_repos
+
+
+@dataclass
+class InterruptAfter(ChanceBackend):
+    """Chance that raises KeyboardInterrupt (as Ctrl-C would) once ``budget`` items are answered."""
+
+    budget: int = 0
+
+    def generate(self, requests):
+        if self.budget < len(requests):
+            raise KeyboardInterrupt
+        self.budget -= len(requests)
+        return super().generate(requests)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-from dataclasses import dataclass
 
 import datasets
 import pytest
@@ -18,10 +17,11 @@ from typer.testing import CliRunner
 
 from bspatial.cli import app
 from bspatial.evaluation.vlm.backend_api import Response
-from bspatial.evaluation.vlm.backend_chance import ChanceBackend
 from bspatial.evaluation.vlm.runner import (FINGERPRINT_FILE, SAMPLES_FILE, SUMMARY_FILE, IncompatibleRunError,
                                            part_dir, read_jsonl, run_suite)
 from bspatial.scoring import circular_verdict, rotate_choice
+
+from .conftest import InterruptAfter
 
 GENERAL_ANSWERS = "BABDDACCDDABDCBDBCACACCBBDBCBBDAA"
 LETTERS = "ABCD"
@@ -140,19 +140,6 @@ def test_the_log_keeps_every_rotation_and_the_item_verdict(repos, tmp_path):
         assert row["circular_correct"] is False
         assert {k: records[0][k] for k in ("options", "answer", "raw_output", "parsed", "correct")} == \
             {k: row[k] for k in ("options", "answer", "raw_output", "parsed", "correct")}  # rotation 0 is the item
-
-
-@dataclass
-class InterruptAfter(ChanceBackend):
-    """Chance that stops (as Ctrl-C would) once ``budget`` requests are answered."""
-
-    budget: int = 0
-
-    def generate(self, requests):
-        if self.budget < len(requests):
-            raise KeyboardInterrupt
-        self.budget -= len(requests)
-        return super().generate(requests)
 
 
 def _stable(row: dict) -> dict:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from bspatial.evaluation.vlm.backend_api import Request, Response
 
-from bspatial.evaluation.vlm.backend_chance import ChanceBackend
 from bspatial.evaluation.vlm.fixtures import FIXTURE_CONFIGS, write_readme
 from bspatial.evaluation.vlm.predicted_ir import predict_ir_point
 from bspatial.evaluation.vlm.runner import (
@@ -25,25 +23,14 @@ from bspatial.evaluation.vlm.runner import (
 )
 from bspatial.scoring import parse_choice
 
+from .conftest import InterruptAfter
+
 def strip_volatile(row: dict) -> dict:
     """A log row or summary without the fields that legitimately differ between sessions (timings)."""
     return {k: v for k, v in row.items() if k != "latency_s"}
 
 
 ALL_PARTS = [(suite, config) for suite, configs in FIXTURE_CONFIGS.items() for config in configs]
-
-
-@dataclass
-class InterruptAfter(ChanceBackend):
-    """Chance that raises KeyboardInterrupt (as Ctrl-C would) once ``budget`` items are answered."""
-
-    budget: int = 0
-
-    def generate(self, requests):
-        if self.budget < len(requests):
-            raise KeyboardInterrupt
-        self.budget -= len(requests)
-        return super().generate(requests)
 
 
 def _run(repos, suite, config, out, model="chance", **kwargs):
