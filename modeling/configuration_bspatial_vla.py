@@ -68,6 +68,14 @@ class BSpatialVLAConfig(PretrainedConfig):
             reads its images smaller than 224 px sees the dot shrunk by the same factor, so a small-image
             preset draws it larger (``training_config.CPU_REACH_NOTES``). Saved with the processor, and the
             rollout's IR conditioner draws the dot with the checkpoint's radius (no train / eval mismatch).
+        relative_action_dims, relative_state_dims: action dimensions the model predicts relative to the
+            state (openpi's ``DeltaActions``): for each pair, the chunk's ``action[relative_action_dims[i]]``
+            is learned as ``action - state[relative_state_dims[i]]`` of the chunk's first frame, normalised
+            with the quantiles of those differences, and the state is added back at inference. Empty (the
+            default): every action is absolute. The joint-position dims of the R1Pro layout are what a
+            preset makes relative: absolute joint targets differ by ~1.5 rad across poses while a chunk
+            moves them ~0.05 rad, so with absolute targets the normalised motion is ~3% of the loss's scale
+            (``training_config.CPU_REACH_NOTES``).
         max_context_frames: navigation policies (Section 4.1, Appendix 12) also see "a variable-length
             sequence of curated scene-context frames": up to this many ordered frames per sample, placed
             in the prefix before the fixed image slots; a sample with fewer simply has fewer image tokens
@@ -118,6 +126,9 @@ class BSpatialVLAConfig(PretrainedConfig):
     ir_mode: str = "none"
     first_frame_anchor: bool = False
     ir_dot_radius: int = PAPER_DOT_RADIUS
+    # Actions predicted relative to the state (openpi DeltaActions): paired action / state indices.
+    relative_action_dims: list[int] | None = None
+    relative_state_dims: list[int] | None = None
     # Navigation scene-context frames (Section 4.1, Appendix 12).
     max_context_frames: int = 0
     # Flow matching (openpi pi0.py; see flow_matching.py for the convention: t = 1 is noise,
@@ -140,6 +151,8 @@ class BSpatialVLAConfig(PretrainedConfig):
         if self.prefix_layers is None:
             self.prefix_layers = self._default_prefix_layers()
         self.prefix_layers = [int(i) for i in self.prefix_layers]
+        self.relative_action_dims = list(self.relative_action_dims or [])
+        self.relative_state_dims = list(self.relative_state_dims or [])
         self._validate()
 
     def _default_prefix_layers(self) -> list[int]:
@@ -173,6 +186,7 @@ class BSpatialVLAConfig(PretrainedConfig):
             # The anchor is drawn by the data pipeline and the rollout with the paper's radius only.
             raise ValueError(f"first_frame_anchor=True draws the paper's dot (radius {PAPER_DOT_RADIUS}); "
                              f"got ir_dot_radius={self.ir_dot_radius!r}")
+        self._validate_relative_dims()
         if not isinstance(self.max_context_frames, int) or isinstance(self.max_context_frames, bool) \
                 or self.max_context_frames < 0:
             raise ValueError(f"max_context_frames must be a non-negative integer, got {self.max_context_frames!r}")
@@ -194,6 +208,17 @@ class BSpatialVLAConfig(PretrainedConfig):
             raise ValueError(
                 f"time_scale / time_offset must keep t in (0, 1], got scale={self.time_scale!r}, offset={self.time_offset!r}"
             )
+
+    def _validate_relative_dims(self) -> None:
+        actions, states = self.relative_action_dims, self.relative_state_dims
+        if len(actions) != len(states):
+            raise ValueError(f"relative_action_dims and relative_state_dims must pair up, got {len(actions)} and "
+                             f"{len(states)} entries: {actions!r} and {states!r}")
+        for name, dims, width in (("relative_action_dims", actions, self.action_dim),
+                                  ("relative_state_dims", states, self.state_dim)):
+            bad = [d for d in dims if not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < width]
+            if bad or len(set(dims)) != len(dims):
+                raise ValueError(f"{name} must be distinct indices in [0, {width}), got {dims!r}")
 
     @property
     def image_names(self) -> list[str]:

@@ -187,7 +187,8 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                 batch = ProcessorCollate(processor)([{**it, TASK_KEY: t} for it, t in zip(items, texts, strict=True)])
                 losses[prompt].append(float(model.compute_loss(batch, noise=noise, time=time)) * len(items))
                 if prompt in ("instruction", "swapped"):
-                    chunks[prompt] = processor.unnormalize_actions(model.sample_actions(batch, noise=noise)).numpy()
+                    chunks[prompt] = processor.unnormalize_actions(model.sample_actions(batch, noise=noise),
+                                                                   batch["state"]).numpy()
         recorded = np.stack([np.asarray(it["action"], dtype=np.float32) for it in items])
         pad = np.stack([np.asarray(it["action_is_pad"], dtype=bool) for it in items])
         state = np.stack([np.asarray(it["observation.state"], dtype=np.float32) for it in items])
@@ -206,8 +207,9 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                 continue
             moved = [{**it, **{k: items[(i + shift) % len(items)][k] for k in keys}} for i, it in enumerate(items)]
             with torch.no_grad():
-                moved_chunk = processor.unnormalize_actions(model.sample_actions(
-                    ProcessorCollate(processor)(moved), noise=noise)).numpy()
+                moved_batch = ProcessorCollate(processor)(moved)
+                moved_chunk = processor.unnormalize_actions(model.sample_actions(moved_batch, noise=noise),
+                                                            moved_batch["state"]).numpy()
             moved_effects[name].append((float(np.abs(chunks["instruction"] - moved_chunk).mean()) * len(items),
                                         len(items)))
         if "swapped" in chunks:

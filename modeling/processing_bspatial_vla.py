@@ -16,9 +16,13 @@ Order of ``__call__`` (each step is a method below; the order matters where note
 4. ``build_prompts``      image placeholders (context frames first, as ``Context: ... Now: ...``) +
                           ``Task: ..., State: ...;\\nAction: `` (openpi pi0.5 text)
 5. ``encode``             Qwen3.5 image processor + tokenizer, image-token expansion, ``mm_token_type_ids``
-6. ``normalize_actions``  training only: the ``action`` chunk, same quantile map as the state
+6. ``relative_actions``   training only: with ``relative_action_dims``, those dims of the chunk minus the
+                          chunk's first-frame state (openpi ``DeltaActions``; needs the raw state)
+7. ``normalize_actions``  training only: the ``action`` chunk, same quantile map as the state (for relative
+                          dims the stats describe the differences)
 
-At inference ``unnormalize_actions`` maps the model's chunk back to robot units (inverse of step 6).
+At inference ``unnormalize_actions`` maps the model's chunk back to robot units (inverse of steps 7 and 6:
+it takes the processor's normalised ``state`` output to add the state back).
 
 Saved with the model (``save_pretrained`` writes ``processor_config.json`` with the stats and the
 prompt settings, plus the tokenizer files). This file travels inside checkpoints as remote code: it
@@ -156,6 +160,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
         max_context_frames: ``config.max_context_frames``; > 0 makes ``observation.images.context`` required.
         state_in_prompt: ``config.state_in_prompt``; False leaves the state text out of the prompt.
         ir_dot_radius: ``config.ir_dot_radius``, the radius :meth:`render_ir` draws the dot with.
+        relative_action_dims, relative_state_dims: ``config.relative_action_dims`` / ``relative_state_dims``;
+            the ``action`` stats of those dims must then describe ``action - state`` (what training computes).
 
     Build one from a model config with :meth:`from_model_config`.
     """
@@ -166,7 +172,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
                  image_names: Sequence[str] | None = None, camera_names: Sequence[str] | None = None,
                  state_num_bins: int = 256, state_min: float = -1.0, state_max: float = 1.0,
                  ir_mode: str = "none", ir_source_camera: str = "head", max_context_frames: int = 0,
-                 state_in_prompt: bool = True, ir_dot_radius: int = DOT_RADIUS, **kwargs):
+                 state_in_prompt: bool = True, ir_dot_radius: int = DOT_RADIUS,
+                 relative_action_dims: Sequence[int] = (), relative_state_dims: Sequence[int] = (), **kwargs):
         super().__init__(image_processor, tokenizer, **kwargs)
         if image_names is None or not list(image_names):
             raise ValueError(f"image_names must list the image slots (config.image_names), got {image_names!r}")
@@ -184,6 +191,11 @@ class BSpatialVLAProcessor(ProcessorMixin):
         if isinstance(ir_dot_radius, bool) or int(ir_dot_radius) != ir_dot_radius or ir_dot_radius < 1:
             raise ValueError(f"ir_dot_radius must be a positive integer, got {ir_dot_radius!r}")
         self.ir_dot_radius = int(ir_dot_radius)
+        self.relative_action_dims = [int(d) for d in relative_action_dims]
+        self.relative_state_dims = [int(d) for d in relative_state_dims]
+        if len(self.relative_action_dims) != len(self.relative_state_dims):
+            raise ValueError(f"relative_action_dims and relative_state_dims must pair up, got "
+                             f"{self.relative_action_dims!r} and {self.relative_state_dims!r}")
 
     @classmethod
     def from_model_config(cls, config, image_processor, tokenizer, stats: Mapping) -> BSpatialVLAProcessor:
@@ -193,7 +205,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
                         state_min=config.state_min, state_max=config.state_max, ir_mode=config.ir_mode,
                         ir_source_camera="head" if "head" in config.camera_names else config.camera_names[0],
                         max_context_frames=config.max_context_frames, state_in_prompt=config.state_in_prompt,
-                        ir_dot_radius=config.ir_dot_radius)
+                        ir_dot_radius=config.ir_dot_radius, relative_action_dims=config.relative_action_dims,
+                        relative_state_dims=config.relative_state_dims)
         for feature, dim in ((STATE_KEY, config.state_dim), (ACTION_KEY, config.action_dim)):
             width = len(processor.stats[feature][QUANTILE_LOW])
             if width != dim:
@@ -326,13 +339,34 @@ class BSpatialVLAProcessor(ProcessorMixin):
         return {"input_ids": text_inputs["input_ids"], "attention_mask": text_inputs["attention_mask"],
                 "mm_token_type_ids": mm_token_type_ids, "pixel_values": vision["pixel_values"], "image_grid_thw": grid}
 
+    def relative_actions(self, actions: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """Step 6 (training): the ``relative_action_dims`` of a raw chunk ``(B, chunk, action_dim)`` minus the
+        raw state ``(B, state_dim)`` of its first frame; the other dims unchanged."""
+        if not self.relative_action_dims:
+            return actions
+        out = actions.float().clone()
+        out[..., self.relative_action_dims] -= state.float()[:, None, self.relative_state_dims]
+        return out
+
     def normalize_actions(self, actions: torch.Tensor) -> torch.Tensor:
-        """Step 6 (training): quantile-normalise a raw action chunk ``(B, chunk, action_dim)``."""
+        """Step 7 (training): quantile-normalise an action chunk ``(B, chunk, action_dim)`` (after step 6)."""
         return quantile_normalize(actions.float(), *self._quantiles(ACTION_KEY, actions))
 
-    def unnormalize_actions(self, actions: torch.Tensor) -> torch.Tensor:
-        """Inference: the model's normalised chunk ``(B, chunk, action_dim)`` -> robot units."""
-        return quantile_unnormalize(actions.float(), *self._quantiles(ACTION_KEY, actions))
+    def unnormalize_actions(self, actions: torch.Tensor, state: torch.Tensor | None = None) -> torch.Tensor:
+        """Inference: the model's normalised chunk ``(B, chunk, action_dim)`` -> robot units.
+
+        ``state`` is this processor's normalised ``state`` output for the same batch; it is required when
+        the model predicts ``relative_action_dims`` (their state is added back) and unused otherwise.
+        """
+        actions = quantile_unnormalize(actions.float(), *self._quantiles(ACTION_KEY, actions))
+        if not self.relative_action_dims:
+            return actions
+        if state is None:
+            raise ValueError(f"this policy predicts actions {self.relative_action_dims} relative to the state: "
+                             f"pass the processor's normalised 'state' to unnormalize_actions")
+        raw_state = quantile_unnormalize(state.float(), *self._quantiles(STATE_KEY, state))
+        actions[..., self.relative_action_dims] += raw_state[:, None, self.relative_state_dims]
+        return actions
 
     # ---- pipeline -------------------------------------------------------------------------------
 
@@ -365,7 +399,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
         out["state"] = normalized_state
         if ACTION_KEY in batch:
             actions = torch.as_tensor(batch[ACTION_KEY])
-            out["actions"] = self.normalize_actions(actions[None] if actions.dim() == 2 else actions)
+            actions = actions[None] if actions.dim() == 2 else actions
+            out["actions"] = self.normalize_actions(self.relative_actions(actions, state))
         if ACTION_IS_PAD_KEY in batch:
             pad = torch.as_tensor(batch[ACTION_IS_PAD_KEY]).bool()
             out["action_is_pad"] = pad[None] if pad.dim() == 1 else pad

@@ -52,7 +52,8 @@ from .model_card import training_record, write_card_files
 from .training_config import TrainingConfig, get_preset
 from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, check_dataset_root,
                             dataset_episode_count, dataset_fingerprint, dataset_metadata, dataset_repo_id,
-                            policy_dataset, process_share, step_seed, task_balanced_weights)
+                            policy_dataset, process_share, relative_action_quantiles, step_seed,
+                            task_balanced_weights)
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +91,18 @@ def dataset_shapes(meta) -> dict:
             "action_dim": int(meta.features[ACTION_KEY]["shape"][0])}
 
 
+def _with_relative_action_stats(stats: Mapping, model_config, dataset_root) -> dict:
+    """``stats`` with the ``action`` quantiles of ``relative_action_dims`` replaced by those of the differences."""
+    low, high = relative_action_quantiles(dataset_root, model_config.relative_action_dims,
+                                          model_config.relative_state_dims, model_config.chunk_size)
+    action = {q: list(v) for q, v in stats["action"].items()}
+    for i, dim in enumerate(model_config.relative_action_dims):
+        action["q01"][dim], action["q99"][dim] = low[i], high[i]
+    logger.info("actions %s relative to the state: q01 %s, q99 %s", model_config.relative_action_dims,
+                np.round(low, 3).tolist(), np.round(high, 3).tolist())
+    return {**stats, "action": action}
+
+
 def build_policy(config: TrainingConfig, meta, init_expert_from: str | None = None):
     """Model, processor and the trainable-parameter report for a preset and a dataset."""
     from . import tiny_backbone
@@ -114,6 +127,8 @@ def build_policy(config: TrainingConfig, meta, init_expert_from: str | None = No
     # lerobot's dataset-level q01 / q99 are averages of per-episode quantiles, not exact (DESIGN §3).
     stats = {k: {q: np.asarray(v[q]).tolist() for q in v if q in ("q01", "q99")} for k, v in meta.stats.items()
              if k in ("observation.state", "action")}
+    if model.config.relative_action_dims:
+        stats = _with_relative_action_stats(stats, model.config, meta.root)
     processor = BSpatialVLAProcessor.from_model_config(model.config, qwen.image_processor, qwen.tokenizer, stats)
     if config.expert_init == "checkpoint":
         if init_expert_from is None:

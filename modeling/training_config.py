@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES, PROPRIO_SLICES, STATE_DIM
 from bspatial.construction.navigation_vqa import CONTEXT_FRAMES
 
 # Table S3 common settings: AdamW betas (0.9, 0.95), no weight decay, clipping at 1.0, bf16 without
@@ -28,6 +29,13 @@ VLM_ADAPTERS = ("frozen", "lora", "full")
 # What the prompt's task text is: the frame's instruction, or its episode's bare task name
 # (bspatial.catalog.tasks.bare_task_name; the language-blanked reference policy of DESIGN §4b).
 INSTRUCTION_SOURCES = ("instruction", "task_name")
+# The R1Pro actions that are joint-position targets and the state entries they command (DESIGN §4 layouts):
+# what a preset predicts relative to the state (``BSpatialVLAConfig.relative_action_dims``, openpi DeltaActions).
+JOINT_ACTION_STATE = (("torso", "torso_qpos"), ("left_arm", "left_arm_qpos"), ("right_arm", "right_arm_qpos"))
+RELATIVE_JOINT_DIMS = {
+    "relative_action_dims": [i for a, _ in JOINT_ACTION_STATE for i in range(*ACTION_SLICES[a].indices(ACTION_DIM))],
+    "relative_state_dims": [i for _, s in JOINT_ACTION_STATE for i in range(*PROPRIO_SLICES[s].indices(STATE_DIM))],
+}
 # Policy images are 224 x 224 (Appendix 13.3); Qwen's resize keeps 224 (7 x 32) unchanged.
 POLICY_IMAGE_PIXELS = 224 * 224
 
@@ -132,7 +140,7 @@ _DECLARED_PRESETS: tuple[TrainingConfig, ...] = (
     TrainingConfig("cpu_reach", batch_size=32, peak_lr=1e-3, max_steps=1500, warmup_steps=100, mixed_precision="no",
                    backbone=SMALL_BACKBONE, vlm_adapter="full", task_column="task_name", save_every=500,
                    log_every=25, num_workers=1, image_pixels=96 * 96,
-                   model_overrides={"camera_names": ["head"], "state_in_prompt": False}),
+                   model_overrides={"camera_names": ["head"], "state_in_prompt": False, **RELATIVE_JOINT_DIMS}),
 )
 # The six policy variants of Section 4.2 (Table 4 rows); each gets a tiny counterpart below.
 VARIANT_PRESETS = ("pi05_qwen_frozen", "pi05_qwen_lora", "pi05_qwen_droid_init", "pi05_qwen_dot_ir",

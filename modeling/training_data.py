@@ -237,6 +237,34 @@ def dataset_metadata(dataset_root: str | os.PathLike):
     return LeRobotDatasetMetadata(f"local/{root.name}", root=root)
 
 
+def relative_action_quantiles(dataset_root: str | os.PathLike, action_dims: Sequence[int], state_dims: Sequence[int],
+                              chunk_size: int, low: float = 0.01, high: float = 0.99) -> tuple[list[float], list[float]]:
+    """q01 / q99 of ``action[t + k, action_dims] - state[t, state_dims]`` over every frame ``t`` and chunk offset
+    ``k < chunk_size`` that stays inside its episode (the padded steps past the end are masked in the loss).
+
+    The differences the model learns for ``config.relative_action_dims`` (openpi computes its delta-action
+    stats after its ``DeltaActions`` transform, the same way). Reads the dataset's parquet frames directly:
+    no frame is decoded. Every episode of the folder counts, as in lerobot's ``meta/stats.json``.
+    """
+    import pyarrow.parquet as pq
+
+    root = check_dataset_root(dataset_root)
+    action_dims, state_dims = list(action_dims), list(state_dims)
+    diffs = []
+    for path in sorted((root / "data").rglob("*.parquet")):
+        table = pq.read_table(path, columns=["episode_index", "action", "observation.state"])
+        episode = table.column("episode_index").to_numpy()
+        action = np.stack(table.column("action").to_numpy(zero_copy_only=False))[:, action_dims]
+        state = np.stack(table.column("observation.state").to_numpy(zero_copy_only=False))[:, state_dims]
+        for e in np.unique(episode):
+            rows = np.flatnonzero(episode == e)
+            a, s = action[rows], state[rows]
+            for k in range(min(chunk_size, len(rows))):
+                diffs.append(a[k:] - s[:len(rows) - k])
+    values = np.concatenate(diffs).astype(np.float64)
+    return np.quantile(values, low, axis=0).tolist(), np.quantile(values, high, axis=0).tolist()
+
+
 def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk_size: int):
     """The LeRobot dataset (selected episodes, ``chunk_size``-step action chunks, uint8 frames) and its task labels.
 

@@ -286,7 +286,7 @@ class CheckpointPredictor:
         """(horizon, action_dim) chunk in robot units from :meth:`prepare`'s inputs; touches no simulator
         state, so it may run in another thread while the simulator steps."""
         normalized = self.model.sample_actions(inputs, generator=self.generator)
-        return self.processor.unnormalize_actions(normalized)[0].numpy()
+        return self.processor.unnormalize_actions(normalized, inputs["state"])[0].numpy()
 
 
 _PREDICTORS: dict[str, CheckpointPredictor] = {}  # one loaded checkpoint per process

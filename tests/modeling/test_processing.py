@@ -193,3 +193,38 @@ def test_ir_processor_without_target_or_image_raises(processor):
     vla = BSpatialVLAProcessor.from_model_config(config, processor.image_processor, processor.tokenizer, STATS)
     with pytest.raises(ValueError, match="lacks the image 'observation.images.ir'"):
         vla(lerobot_batch(config))
+
+
+def test_relative_actions_are_learned_as_differences_and_restored(tmp_path, processor):
+    # Action dims 3 and 7 are learned relative to state dims 1 and 5 (hand-made numbers below).
+    config = tiny_policy_config(state_dim=STATE_DIM, relative_action_dims=[3, 7], relative_state_dims=[1, 5])
+    stats = {"observation.state": STATS["observation.state"],
+             "action": {"q01": [-1.0] * ACTION_DIM, "q99": [1.0] * ACTION_DIM}}
+    vla = BSpatialVLAProcessor.from_model_config(config, processor.image_processor, processor.tokenizer, stats)
+    batch = lerobot_batch(config, batch_size=1)
+    batch["observation.state"] = torch.zeros(1, STATE_DIM)
+    batch["observation.state"][0, 1], batch["observation.state"][0, 5] = 0.5, -1.0
+    batch["action"] = torch.zeros(1, 32, ACTION_DIM)
+    batch["action"][0, :, 3], batch["action"][0, :, 7], batch["action"][0, :, 0] = 0.75, -0.5, 0.25
+    out = vla(batch)
+    # q01 -1 / q99 1 map x to x: dim 3 is 0.75 - 0.5, dim 7 is -0.5 - (-1.0), dim 0 stays absolute.
+    assert out["actions"][0, :, 3].tolist() == [0.25] * 32 and out["actions"][0, :, 7].tolist() == [0.5] * 32
+    assert out["actions"][0, :, 0].tolist() == [0.25] * 32
+    restored = vla.unnormalize_actions(out["actions"], out["state"])
+    torch.testing.assert_close(restored, batch["action"], atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match=r"predicts actions \[3, 7\] relative to the state"):
+        vla.unnormalize_actions(out["actions"])
+    vla.save_pretrained(tmp_path)
+    loaded = AutoProcessor.from_pretrained(tmp_path)
+    assert (loaded.relative_action_dims, loaded.relative_state_dims) == ([3, 7], [1, 5])
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"relative_action_dims": [3, 7], "relative_state_dims": [1]}, "must pair up, got 2 and 1"),
+    ({"relative_action_dims": [23], "relative_state_dims": [1]}, r"relative_action_dims must be distinct .* \[23\]"),
+    ({"relative_action_dims": [3], "relative_state_dims": [8]}, r"relative_state_dims must be distinct .* \[8\]"),
+    ({"relative_action_dims": [3, 3], "relative_state_dims": [1, 2]}, r"relative_action_dims must be distinct"),
+])
+def test_bad_relative_dims_are_refused_by_name(fields, message):
+    with pytest.raises(ValueError, match=message):
+        tiny_policy_config(state_dim=STATE_DIM, **fields)
