@@ -29,9 +29,8 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
-    from tqdm import tqdm
-
     from bspatial.common.processes import live_descendants
+    from bspatial.common.progress import track
     from bspatial.evaluation.agents.api import AgentAPI
     from bspatial.evaluation.agents.hostile_suite import HOSTILE_LIMITS, hostile_programs
     from bspatial.evaluation.agents.sandbox import run_program
@@ -44,7 +43,7 @@ def main() -> None:
     sim.load(instance.scene)
     rows = []
     marker = Path(tempfile.gettempdir()) / "bspatial-hostile-escaped"
-    for program in tqdm(hostile_programs(), desc="hostile programs"):
+    for program in track(hostile_programs(), "hostile programs", "program"):
         api = AgentAPI(EpisodeRun(sim, instance, max_steps=30))
         started = time.perf_counter()
         run = run_program(program.source, api, limits=HOSTILE_LIMITS)

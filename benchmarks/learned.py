@@ -275,7 +275,7 @@ def rollout(spec: str, split: str, tasks: list[str], folder: Path, scale: Scale,
 
     start = time.perf_counter()
     summary = run_rollouts(spec, split, tasks, folder, n_episodes=scale.episodes, workers=workers,
-                           max_steps=scale.max_steps, condition=condition, progress=sys.stderr.isatty())
+                           max_steps=scale.max_steps, condition=condition, progress=True)
     if summary.ran:
         timings.add(f"rollout {folder.name}", time.perf_counter() - start)
     if summary.errors and summary.errors == summary.ran:

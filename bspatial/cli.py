@@ -20,6 +20,10 @@ app.add_typer(analyze_app, name="analyze")
 @app.callback()
 def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug messages.")] = False) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from bspatial.common.progress import quiet_library_progress, stderr_is_terminal
+
+    if not stderr_is_terminal():  # a log file: our commands log progress lines, the libraries' bars stay out
+        quiet_library_progress()
 
 
 @app.command()
@@ -68,7 +72,7 @@ def _register_subsystem_commands() -> None:
     from bspatial.evaluation.agents.cli import agents_app
     from bspatial.evaluation.analysis.cli import correlate, report
     from bspatial.evaluation.analysis.model_card import model_card_command
-    from bspatial.evaluation.vlm.cli import EvalVlmCommand, eval_vlm
+    from bspatial.evaluation.vlm.cli import EvalVlmCommand, eval_vlm, human
 
     from bspatial.construction.cli import build_command, sim_calibrate_budgets
     from bspatial.construction.gallery_cli import sim_gallery
@@ -83,6 +87,7 @@ def _register_subsystem_commands() -> None:
     app.command("serve-policy")(serve_policy)
     app.command("openpi-norm-stats")(openpi_norm_stats)
     app.command("eval-vlm", cls=EvalVlmCommand)(eval_vlm)  # a bare --blind means --blind grey
+    app.command("human")(human)
     app.command("report")(report)
     app.command("model-card")(model_card_command)
     analyze_app.command("correlate")(correlate)

@@ -55,8 +55,7 @@ def calibrate(tasks: Sequence[str] | None = None, seeds: int = CALIBRATION_SEEDS
     Raises:
         ValueError: a task with no ``correct`` demonstration at all (its budget would be undefined).
     """
-    from tqdm.auto import tqdm
-
+    from bspatial.common.progress import track
     from bspatial.sim.mujoco_backend import MujocoBackend
     from bspatial.tasks.registry import NAVIGATION_REGISTRY, get_task, task_names
 
@@ -66,7 +65,7 @@ def calibrate(tasks: Sequence[str] | None = None, seeds: int = CALIBRATION_SEEDS
     result: dict[str, Any] = {}
     try:
         jobs = [(n, v) for n in names for v in get_task(n).variants]
-        for name, variant in tqdm(jobs, desc="calibrating step budgets", unit="variant"):
+        for name, variant in track(jobs, "calibrating step budgets", "variant"):
             lengths, failures = demonstration_lengths(backend, name, variant, seed_list)
             entry = result.setdefault(name, {"lengths": {}, "failures": []})
             entry["lengths"][variant] = lengths

@@ -129,13 +129,13 @@ def _write_records(preset: Preset, seed: int, root: Path, workers: int | None = 
     """Run the jobs (on the executor of ``workers`` / ``ray``, one simulator per worker), write general VQA's
     records from the activities' candidates, and merge the part files (every task's in the preset's order, general VQA's,
     navigation's), so the records do not depend on where the jobs ran."""
-    from tqdm.auto import tqdm
+    from bspatial.common.progress import progress_bar
 
     (root / "images").mkdir(parents=True)
     (root / "parts").mkdir()
     jobs = _job_names(preset)
     results: dict[str, Any] = {}
-    bar = tqdm(total=len(jobs), desc=f"build {preset.name}", disable=None)
+    bar = progress_bar(len(jobs), f"build {preset.name}", "job")
     try:
         with open_executor(workers, ray) as executor:
             # Longest first (the tasks and navigation take minutes, an activity under one), so the workers

@@ -348,7 +348,7 @@ def write_gallery(out: str | Path, *, categories: list[str] | None = None, rooms
         seed: appearance seed of the category pictures.
         room_source: where room types come from (see :func:`room_types`).
     """
-    from tqdm.auto import tqdm
+    from bspatial.common.progress import track
 
     known = object_categories()
     categories = list(known) if categories is None else list(categories)
@@ -365,7 +365,7 @@ def write_gallery(out: str | Path, *, categories: list[str] | None = None, rooms
     (out / "rooms").mkdir(parents=True, exist_ok=True)
     written, thumbs = [], []
     jobs = [("objects", c) for c in categories] + [("rooms", r) for r in rooms]
-    for folder, name in tqdm(jobs, desc="gallery", unit="picture"):
+    for folder, name in track(jobs, "gallery", "picture"):
         if folder == "objects":
             scene, caption = category_scene(name, seed), f"{name}  [{_status(name)}]  near | far"
         else:

@@ -42,6 +42,7 @@ from typing import Any
 from bspatial.common.files import (atomic_write_bytes, atomic_write_text, check_run_settings, remove_stale_temp_files,
                                    require_folder_path)
 from bspatial.common.locks import run_folder_lock
+from bspatial.common.progress import track
 from bspatial.evaluation.agents import prompts
 from bspatial.evaluation.agents.prompts import Message
 from bspatial.evaluation.agents.records import agent_policy, feedback, png, program_sha, run_agent
@@ -261,8 +262,6 @@ def develop(writer: str, task: str, out: str | Path, *, pointer: str = "oracle",
             require_confinement: bool = True, progress: bool = False, writer_options: dict | None = None
             ) -> DevelopSummary:
     """Develop, validate and freeze a program for ``task`` (module docstring); resumes in ``out``."""
-    from tqdm.auto import tqdm
-
     from bspatial.catalog.tasks import canonical_task_name
     from bspatial.evaluation.rollout.plan import resolve_tasks
     from bspatial.sim.process import close_process_backends, process_backend
@@ -282,18 +281,18 @@ def develop(writer: str, task: str, out: str | Path, *, pointer: str = "oracle",
         try:
             loop = _Loop(settings, out, agent, process_backend(), require_confinement=require_confinement,
                          limits=limits)
-            return _develop(loop, progress, tqdm)
+            return _develop(loop, progress)
         finally:
             close_process_backends()
 
 
-def _develop(loop: _Loop, progress: bool, tqdm) -> DevelopSummary:
+def _develop(loop: _Loop, progress: bool) -> DevelopSummary:
     s, out = loop.s, loop.out
     scene, instance = loop.example()
     images = {c: png(scene.frames[c].rgb) for c in scene.frames}
     request = prompts.first_request(s.task, scene.instruction, images)
     results = []
-    for step in tqdm(range(s.n_development), desc=f"develop {s.task}", disable=not progress):
+    for step in track(range(s.n_development), f"develop {s.task}", "step", enabled=progress):
         path = out / "steps" / f"step-{step:02d}.json"
         result = _read(path)
         if result is None:

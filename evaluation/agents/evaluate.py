@@ -54,8 +54,7 @@ def evaluate_frozen(run: str | Path, out: str | Path | None = None, *, split: st
                     limits: SandboxLimits = SandboxLimits(), require_confinement: bool = True,
                     progress: bool = False) -> EvaluateSummary:
     """Run the frozen program of development run ``run`` on ``split`` (default out: ``<run>/evaluation-<split>``)."""
-    from tqdm.auto import tqdm
-
+    from bspatial.common.progress import track
     from bspatial.sim.process import close_process_backends, process_backend
 
     if split not in AGENT_SPLITS:
@@ -74,7 +73,7 @@ def evaluate_frozen(run: str | Path, out: str | Path | None = None, *, split: st
         errors = 0
         try:
             backend = process_backend()
-            for episode in tqdm(todo, desc=f"evaluate {meta['task']}", disable=not progress):
+            for episode in track(todo, f"evaluate {meta['task']}", "episode", enabled=progress):
                 record, _, _ = run_agent(backend, episode, source, meta["policy"], pointer=meta["pointer"], vlm=vlm,
                                          trace_split=split, max_steps=max_steps, limits=limits,
                                          require_confinement=require_confinement)

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
 
 from bspatial.common.files import (atomic_write_text, publish_folder, remove_stale_staging, require_folder_path,
                                    staging_folder)
 from bspatial.common.locks import run_folder_lock
+from bspatial.common.progress import track
 from bspatial.evaluation.analysis import html, leaderboard, plots
 
 logger = logging.getLogger(__name__)
@@ -247,7 +247,7 @@ def write_figures(folder: Path, analyses, records, labels: dict[Path, str] | Non
                      lambda f=fig: f))
     links = []
     folder.mkdir(parents=True, exist_ok=True)
-    for stem, title, caption, make in tqdm(jobs, desc="figures", unit="figure", leave=False):
+    for stem, title, caption, make in track(jobs, "figures", "figure", leave=False):
         fig = make()
         if fig is None:
             continue
@@ -300,8 +300,9 @@ def build_page(vlm: Sequence[VlmRun], rollout: Sequence[RolloutRun], figures, ca
 
     everything = [r for run in rollout for r in run.records]
     records = [r for r in everything if not is_agent(r)]     # agent programs have Tables 5 / S6
-    tables = [leaderboard.vlm_table("table1", [(r.label, r.run) for r in vlm]),
-              leaderboard.vlm_table("table2", [(r.label, r.run) for r in vlm]),
+    rows = _table_runs(vlm)
+    tables = [leaderboard.vlm_table("table1", rows),
+              leaderboard.vlm_table("table2", rows),
               leaderboard.correlation_table(analyses, {r.path: r.label for r in [*vlm, *rollout]}),
               leaderboard.table4(records),
               *leaderboard.code_as_policy_tables([r for r in everything if is_agent(r)]),
@@ -311,6 +312,16 @@ def build_page(vlm: Sequence[VlmRun], rollout: Sequence[RolloutRun], figures, ca
     intro = (f"{len(vlm)} eval-vlm run(s) and {len(rollout)} rollout run(s), beside the paper's published rows. "
              "Built by bspatial report --html; works offline from this folder.")
     return html.Page("BEHAVIOR-Spatial leaderboard", intro, tuple(tables), tuple(figures), tuple(cards), tuple(notes))
+
+
+def _table_runs(vlm: Sequence[VlmRun]) -> list[tuple[str, Any]]:
+    """Tables 1 and 2's ``(label, run)`` rows: every annotator's run (``bspatial human``) pooled into one human row
+    (:func:`~bspatial.evaluation.vlm.report.pool_human_runs`); their logs keep a card each."""
+    from bspatial.evaluation.vlm.report import HUMAN_RUN_NAME, pool_human_runs
+
+    labels = {id(r.run): r.label for r in vlm}
+    return [(labels.get(id(run), HUMAN_RUN_NAME), run) for run in pool_human_runs([r.run for r in vlm],
+                                                                                   [r.path for r in vlm])]
 
 
 def _check_out(out: Path) -> None:

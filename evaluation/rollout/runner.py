@@ -120,7 +120,7 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         latency_steps: checkpoint policies: 0 = synchronous controller, k = asynchronous with k-step latency.
         threaded: checkpoint policies: asynchronous inference in a worker thread while the simulator steps
             (latency measured per chunk and recorded as ``latencies``; not deterministic).
-        progress: show a progress bar.
+        progress: show progress (a bar on a terminal, log lines in a log file: :mod:`bspatial.common.progress`).
         ir: IR checkpoints: "oracle" (default), "predicted" or "none"; others take only None / "none".
         ir_model: ``ir="predicted"``: the grounding VLM's backend spec (e.g. "chance", "openai:<url>#<model>").
         condition: Spa-Bench condition (:data:`bspatial.tasks.conditions.CONDITIONS`) on the split's scenes:
@@ -171,12 +171,12 @@ def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, settings: Ru
               ray: str | None, progress: bool) -> dict[str, str]:
     """Run the episodes (the executor of ``workers`` / ``ray``), writing each result file as it arrives;
     returns episode key -> status."""
-    from tqdm.auto import tqdm
+    from bspatial.common.progress import progress_bar
 
     statuses: dict[str, str] = {}
     if not todo:
         return statuses   # nothing to run: no pool, no Ray start-up
-    bar = tqdm(total=len(todo), desc="episodes", disable=not progress)
+    bar = progress_bar(len(todo), "episodes", "episode", enabled=progress)
     # A worker pool is not worth its start-up for one episode; Ray is asked for by name, so it is used.
     local_workers = 1 if len(todo) <= 1 and ray is None else workers
     try:

@@ -1,6 +1,7 @@
 """Typer command functions of the VLM harness, wired into the main ``bspatial`` app:
 
     app.command("eval-vlm", cls=EvalVlmCommand)(eval_vlm)
+    app.command("human")(human)
 
 (``bspatial report``, which also writes the HTML leaderboard of every kind of run, lives in
 :mod:`bspatial.evaluation.analysis.cli`: the harness sits below the analysis.)
@@ -114,6 +115,52 @@ def eval_vlm(
         raise typer.Exit(code=1)
 
 
+
+
+def human(
+    data: Annotated[Path, typer.Option(help="A suite's local repo folder (e.g. <build>/vqa), or a `bspatial build` output "
+                                            "folder holding vqa/ and ir/ (every suite in it is asked, VQA first).")],
+    annotator: Annotated[str, typer.Option(help="Who answers: letters, digits, '_', '.', '-'; the run's model is "
+                                                 "human:<annotator>.")],
+    config: Annotated[str, typer.Option(help="Dataset config to answer (tiny: the stratified ~10% subset every build "
+                                             "exports for people and API models).")] = "tiny",
+    out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/human-<annotator>); answers go to "
+                                                     "<out>/<suite>-<config>/ as eval-vlm writes them, and resume "
+                                                     "from there.")] = None,
+    suite: Annotated[Optional[str], typer.Option(help="Only this suite of a build folder: 'vqa' or 'ir' (default: "
+                                                      "every suite found).")] = None,
+    split: Annotated[str, typer.Option(help="Dataset split.")] = "test",
+    host: Annotated[str, typer.Option(help="Address to serve on (default: this machine only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve on (0: any free port).")] = 8765,
+) -> None:
+    """Collect a human baseline: serve the items one at a time on a local page (frames, question, four option
+    buttons for VQA; a click on the image for IR; a timer) and log each answer as an eval-vlm run of model
+    human:<annotator>. Stop with Ctrl-C; the same command resumes at the first unanswered item. `bspatial report`
+    pools every human run into one row."""
+    from bspatial.evaluation.vlm.human import Annotator, HumanSession
+    from bspatial.evaluation.vlm.human_server import make_server
+    from bspatial.evaluation.vlm.runner import IncompatibleRunError
+
+    try:
+        person = Annotator(annotator)
+        out = out or Path("runs") / f"human-{annotator}"
+        with HumanSession(person, data, config, out, suite=suite, split=split) as session:
+            try:
+                server = make_server(session, host, port)
+            except OSError as error:
+                raise ValueError(f"--host {host!r} --port {port}: cannot serve there ({error})") from None
+            progress = session.progress()
+            typer.echo(f"{person.spec}: {progress['answered']} of {progress['total']} items answered -> {out}")
+            typer.echo(f"open http://{host}:{server.server_port}/ (Ctrl-C stops; the same command resumes)")
+            try:
+                server.serve_forever()
+            except KeyboardInterrupt:
+                typer.echo(f"stopped: {session.progress()['answered']} answered; rerun the same command to resume")
+            finally:
+                server.server_close()
+    except (ValueError, IncompatibleRunError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
 
 
 def parse_model_args(text: str) -> dict[str, bool | int | float | str]:

@@ -16,6 +16,10 @@
 * Circular (runs of ``eval-vlm --circular``): ``circular.md`` / ``.csv``, every cell of a circular part with its
   plain accuracy (rotation 0, as in Tables 1 and 2) beside its circular accuracy (:mod:`.controls`).
 
+Human runs (``bspatial human``, model ``human:<annotator>``, :mod:`.human`) are pooled into one row,
+``human (N annotators)``, where the first of them stood: every annotator's answers are scored together, so a
+cell's n is the number of answers (:func:`pool_human_runs`).
+
 A blind run (``eval-vlm --blind``) is its own row, its model labelled ``<model> (blind)``
 (:func:`bspatial.evaluation.vlm.controls.model_label`), listed right after the first seeing run of the same model
 when the report has one (:func:`run_order`).
@@ -42,7 +46,7 @@ from typing import Any
 from bspatial.common.files import atomic_write_text
 from bspatial.evaluation.vlm.controls import model_label
 from bspatial.evaluation.vlm.paired import PAIRED_COLUMNS, PAIRED_HEADERS, paired_rows
-from bspatial.evaluation.vlm.run_files import SUMMARY_FILE, part_folders
+from bspatial.evaluation.vlm.run_files import FINGERPRINT_FILE, SAMPLES_FILE, SUMMARY_FILE, part_folders, read_jsonl
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +80,10 @@ CIRCULAR_HEADERS = ("Run", "Model", "Part", "Cell", "n", "Plain (rotation 0)", "
 INTERVAL_HEADERS = ("Run", "Model", "Table", "Cell", "Accuracy", "n", "Clusters", "Independent items 95% (HC1)",
                     "Clustered by scene/frame 95% (CR1)", "SE ratio (clustered / independent)")
 _PAPER_TABLES = {"table1": "table1_vlm_vqa", "table2": "table2_task_vqa_ir"}
+HUMAN_MODEL_PREFIX = "human:"
+"""The model of a person's run (``bspatial human --annotator NAME`` logs ``human:NAME``)."""
+HUMAN_RUN_NAME = "human"
+"""The run name of the pooled human row."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +146,54 @@ def load_run(path: str | Path) -> Run:
         raise ValueError(f"{path}: its parts mix seeing and blind runs (blind: {modes}); a blind run is its own run "
                          f"folder")
     return Run(name=path.name, model=models[0], parts=parts, blind=blind.pop())
+
+
+def human_label(annotators: int) -> str:
+    """The pooled human row's model label.
+
+    Example:
+        >>> human_label(1), human_label(3)
+        ('human (1 annotator)', 'human (3 annotators)')
+    """
+    return f"human ({annotators} annotator{'' if annotators == 1 else 's'})"
+
+
+def pool_human_runs(runs: Sequence[Run], paths: Sequence[str | Path]) -> list[Run]:
+    """``runs`` with the runs of people (model ``human:<name>``) replaced by one pooled run, in the place of the
+    first of them; other runs are returned as they are. ``paths[i]`` is the folder of ``runs[i]``.
+
+    Each part (``<suite>-<config>``) of the pooled run is summarised from all annotators' rows of that part
+    together, by the summary's own rules (:mod:`.summary`): a cell's accuracy is over every answer given, its n
+    the number of answers, and an item answered by several people is one cluster of its interval.
+
+    Raises:
+        ValueError: two human runs answered different data under one part name (their data hashes differ).
+    """
+    from bspatial.evaluation.vlm.summary import summarize_ir, summarize_vqa
+
+    humans = [i for i, run in enumerate(runs) if run.model.startswith(HUMAN_MODEL_PREFIX)]
+    if not humans:
+        return list(runs)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    data: dict[str, tuple[str, str]] = {}
+    for i in humans:
+        for part, folder in part_folders(paths[i]).items():
+            stamp = json.loads((folder / FINGERPRINT_FILE).read_text())["components"]["data"]
+            first = data.setdefault(part, (stamp, runs[i].name))
+            if first[0] != stamp:
+                raise ValueError(f"human runs {first[1]} and {runs[i].name} answered different data in {part} (data "
+                                 f"hashes differ); pool only runs of one dataset")
+            rows.setdefault(part, []).extend(read_jsonl(folder / SAMPLES_FILE))
+    label = human_label(len(humans))
+    parts = {}
+    for part, pooled in rows.items():
+        summary = next(runs[i].parts[part] for i in humans if part in runs[i].parts)
+        metrics = summarize_vqa(pooled) if summary["suite"] == "vqa" else summarize_ir(pooled)
+        parts[part] = {"suite": summary["suite"], "config": summary["config"], "model": label,
+                       "complete": all(runs[i].parts.get(part, {}).get("complete") for i in humans),
+                       "n_scored": len(pooled), "annotators": [runs[i].model for i in humans], **metrics}
+    pooled_run = Run(name=HUMAN_RUN_NAME, model=label, parts=parts)
+    return [pooled_run if i == humans[0] else run for i, run in enumerate(runs) if i == humans[0] or i not in humans]
 
 
 def run_order(runs: Sequence[Run]) -> list[int]:
@@ -273,7 +329,7 @@ def write_report(run_paths: Sequence[str | Path], out: str | Path, paper: bool =
         ValueError: A run folder is unreadable, two runs share a name, or the paired runs cannot be paired
             (:func:`bspatial.evaluation.vlm.paired.paired_rows`); checked before anything is written.
     """
-    loaded = [load_run(p) for p in run_paths]
+    loaded = pool_human_runs([load_run(p) for p in run_paths], run_paths)
     runs = [loaded[i] for i in run_order(loaded)]
     compared = None if paired is None else paired_rows(*paired)
     names = [r.name for r in runs]

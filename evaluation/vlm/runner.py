@@ -54,6 +54,7 @@ from bspatial.evaluation.vlm.run_files import (
     FINGERPRINT_FILE,
     SAMPLES_FILE,
     SUMMARY_FILE,
+    append_jsonl,
     logged_keys,
     read_jsonl,
 )
@@ -125,7 +126,7 @@ def run_suite(
         split: the dataset split.
         batch_size: items per backend call (a circular run sends each item's rotations in the same call).
         limit: evaluate only the first ``limit`` rows (a later run without it continues).
-        progress: show a tqdm progress bar.
+        progress: show progress (a bar on a terminal, log lines in a log file: :mod:`bspatial.common.progress`).
         blind: ``"grey"`` or ``"none"`` for a blind run, None to show the frames (:mod:`.controls`).
         circular: ask each VQA item in every rotation of its options (:mod:`.controls`; VQA only).
 
@@ -234,10 +235,7 @@ def _merge(folder: Path, main: str, pattern: str, field: str, position: dict[str
         logged_keys(path, field)  # drops a line a kill cut off, refuses a corrupt file
     rows = {row[field]: row for path in parts for row in read_jsonl(path) if row[field] not in have}
     ordered = sorted(rows.values(), key=lambda row: position.get(row[field], len(position)))
-    with open(folder / main, "a", encoding="utf-8") as handle:
-        handle.write("".join(json.dumps(row) + "\n" for row in ordered))
-        handle.flush()
-        os.fsync(handle.fileno())
+    append_jsonl(folder / main, ordered)
     logger.info("%s: merged %d rows from %s", folder / main, len(ordered), ", ".join(p.name for p in parts))
     for path in parts:
         path.unlink()
@@ -364,14 +362,14 @@ def _check_fingerprint(folder: Path, fingerprint: dict[str, Any], source: str, c
 
 def _run_pending(dataset, keys, todo, suite, backend, folder, fingerprint, batch_size, progress, files=None,
                  controls: Controls = Controls()) -> None:
-    from tqdm.auto import tqdm
+    from bspatial.common.progress import progress_bar
 
     short = fingerprint[:16]
     samples_path, errors_path = files or (folder / SAMPLES_FILE, folder / ERRORS_FILE)
     with (
         open(samples_path, "a", encoding="utf-8") as samples,
         open(errors_path, "a", encoding="utf-8") as errors,
-        tqdm(total=len(todo), desc=f"{suite}-{folder.name.split('-', 1)[1]}", unit="item", disable=not progress) as bar,
+        progress_bar(len(todo), f"{suite}-{folder.name.split('-', 1)[1]}", "item", enabled=progress) as bar,
     ):
         for chunk in _chunks(dataset, keys, todo, batch_size):
             items, bad = _validate(chunk, suite)
