@@ -402,6 +402,19 @@ def _flow_draws(actions: torch.Tensor, model_config, seed: int, step: int, batch
     return noise.to(actions.device), time.to(actions.device)
 
 
+def _drop_state(state: torch.Tensor, rate: float, seed: int, step: int, batch_size: int, share: slice) -> torch.Tensor:
+    """``state`` with the rows of this step's dropped samples zeroed (``TrainingConfig.state_dropout``).
+
+    Drawn for the whole global batch from (seed, step), then sliced, like :func:`_flow_draws`: which samples lose
+    their state does not depend on the number of processes.
+    """
+    if not rate:
+        return state
+    generator = torch.Generator().manual_seed(step_seed(seed, step, "state_dropout", 0))
+    keep = (torch.rand(batch_size, generator=generator) >= rate)[share]
+    return state * keep[:, None].to(device=state.device, dtype=state.dtype)
+
+
 def _global_loss_weight(accelerator, batch: Mapping) -> torch.Tensor:
     """The factor that turns this process's loss into its part of the global batch's loss under DDP.
 
@@ -538,19 +551,20 @@ def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accel
 
 def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_at_step, out,
           processor, record) -> list[float]:
-    from tqdm.auto import tqdm
+    from bspatial.common.progress import progress_bar
 
     model.train()
     model_config = accelerator.unwrap_model(model).config
     params = [p for p in model.parameters() if p.requires_grad]
     losses, step = [], start
     share = process_share(config.batch_size, accelerator.process_index, accelerator.num_processes)
-    bar = tqdm(total=config.max_steps, initial=start, disable=not accelerator.is_main_process, desc=config.name)
+    bar = progress_bar(config.max_steps, config.name, "step", enabled=accelerator.is_main_process, initial=start)
     for batch in loader:
         if stop_at_step is not None and step >= stop_at_step:
             break
         batch = {k: v.to(accelerator.device) if torch.is_tensor(v) else v for k, v in batch.items()}
         noise, time = _flow_draws(batch["actions"], model_config, config.seed, step, config.batch_size, share)
+        batch["state"] = _drop_state(batch["state"], config.state_dropout, config.seed, step, config.batch_size, share)
         with accelerator.autocast():  # forward (not compute_loss) so DDP syncs the gradients
             loss = model(**{k: batch[k] for k in MODEL_INPUTS if k in batch}, noise=noise, time=time).loss
         loss = loss * _global_loss_weight(accelerator, batch)

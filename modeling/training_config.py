@@ -65,6 +65,9 @@ class TrainingConfig:
         image_pixels: maximum pixels per image after Qwen's resize.
         instruction_source: ``"instruction"`` (each frame's instruction) or ``"task_name"`` (the episode's
             bare task name, ``bspatial.catalog.tasks.bare_task_name``: the language-blanked policy).
+        state_dropout: share of training samples whose (normalised) state the expert sees as zeros, drawn per
+            sample and step from the seed; 0 = never. Training only: the state is always given at inference.
+            A regulariser against acting from the proprioceptive state alone (``CPU_REACH_NOTES``).
     """
 
     name: str
@@ -88,6 +91,7 @@ class TrainingConfig:
     seed: int = 0
     image_pixels: int = POLICY_IMAGE_PIXELS
     instruction_source: str = "instruction"
+    state_dropout: float = 0.0
 
     def __post_init__(self):
         for name in ("batch_size", "max_steps", "save_every", "log_every", "image_pixels"):
@@ -107,6 +111,8 @@ class TrainingConfig:
             raise ValueError(f"expert_init must be 'fresh' or 'checkpoint', got {self.expert_init!r}")
         if self.mixed_precision not in ("bf16", "no"):
             raise ValueError(f"mixed_precision must be 'bf16' or 'no', got {self.mixed_precision!r}")
+        if not 0 <= self.state_dropout < 1:
+            raise ValueError(f"state_dropout must lie in [0, 1), got {self.state_dropout!r}")
         if not 0 < self.data_fraction <= 1:
             raise ValueError(f"data_fraction must lie in (0, 1], got {self.data_fraction!r}")
 

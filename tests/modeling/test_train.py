@@ -315,3 +315,52 @@ def test_intermediate_checkpoints_hold_a_loadable_policy(tmp_path, dataset_root)
     last = checkpoint_dir(tmp_path / "full", 4) / "pretrained_model" / "model.safetensors"
     assert last.read_bytes() == (full.pretrained_dir / "model.safetensors").read_bytes()
     assert not list((tmp_path / "full").rglob("*.tmp"))  # no half-written folder left behind
+
+
+def test_state_dropout_zeroes_whole_samples_at_the_rate_on_any_process_split():
+    from bspatial.modeling.train import _drop_state
+
+    state = torch.arange(1, 4 * 64 * 3 + 1, dtype=torch.float32).reshape(4, 64, 3)   # no zero entry
+    assert torch.equal(_drop_state(state[0], 0.0, 0, 7, 64, slice(0, 64)), state[0])
+    dropped = torch.cat([_drop_state(state[i], 0.5, 0, step, 64, slice(0, 64)) for i, step in enumerate(range(4))])
+    zero_rows = (dropped == 0).all(dim=1)
+    kept = ~zero_rows
+    assert ((dropped == 0).any(dim=1) == zero_rows).all()          # a sample loses its whole state or nothing
+    assert torch.equal(dropped[kept], state.reshape(-1, 3)[kept])   # the others are untouched
+    assert 0.4 < zero_rows.float().mean() < 0.6                     # 256 draws at rate 0.5
+    halves = torch.cat([_drop_state(state[0][:32], 0.5, 0, 0, 64, slice(0, 32)),
+                        _drop_state(state[0][32:], 0.5, 0, 0, 64, slice(32, 64))])
+    assert torch.equal(halves, dropped[:64])                        # two processes drop what one drops
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.0])
+def test_a_bad_state_dropout_is_refused_by_name(rate):
+    with pytest.raises(ValueError, match=f"state_dropout must lie in \\[0, 1\\), got {rate}"):
+        get_preset("tiny", state_dropout=rate)
+
+
+def test_relative_action_stats_are_the_quantiles_of_chunk_differences(tmp_path, dataset_root):
+    import pandas as pd
+
+    from bspatial.modeling.training_data import relative_action_quantiles
+
+    frames = pd.concat(pd.read_parquet(p) for p in sorted((dataset_root / "data").rglob("*.parquet")))
+    differences = []
+    for _, episode in frames.groupby("episode_index"):
+        actions = np.stack(episode["action"].to_numpy())[:, [3, 10]]
+        states = np.stack(episode["observation.state"].to_numpy())[:, [0, 2]]
+        for t in range(len(episode)):
+            for k in range(4):
+                if t + k < len(episode):
+                    differences.append(actions[t + k] - states[t])
+    low, high = relative_action_quantiles(dataset_root, [3, 10], [0, 2], chunk_size=4)
+    np.testing.assert_allclose(low, np.quantile(differences, 0.01, axis=0), rtol=1e-6)
+    np.testing.assert_allclose(high, np.quantile(differences, 0.99, axis=0), rtol=1e-6)
+    run = train("tiny", str(dataset_root), str(tmp_path / "relative"), max_steps=1,
+                model_overrides={"relative_action_dims": [3, 10], "relative_state_dims": [0, 2]})
+    saved = AutoProcessor.from_pretrained(run.pretrained_dir)
+    chunk = run.model.config.chunk_size
+    low, high = relative_action_quantiles(dataset_root, [3, 10], [0, 2], chunk_size=chunk)
+    assert [saved.stats["action"]["q01"][d] for d in (3, 10)] == pytest.approx(low)
+    assert [saved.stats["action"]["q99"][d] for d in (3, 10)] == pytest.approx(high)
+    assert saved.relative_action_dims == [3, 10] and saved.relative_state_dims == [0, 2]
