@@ -308,3 +308,39 @@ def test_container_goal_view_sees_into_a_layer_the_standing_view_cannot():
     assert low - 0.02 <= bowl.center[2] - bowl.extents[2] / 2 <= high
     other = sample_instance("place_carving_knife", "left/microwave", 0)
     assert goal_view_scene(other).robot == goal_state_scene(other).robot   # countertop views are unchanged
+
+
+def test_blind_circular_and_clustered_runs_work_on_the_builds_tiny_config(built, tmp_path, monkeypatch):
+    # Issue 30's end-to-end path: the tiny config a build exports, asked plainly, blind and circularly through
+    # the command line, then reported with clustered intervals and the circular table.
+    import csv
+
+    import datasets
+    from typer.testing import CliRunner
+
+    from bspatial.cli import app
+    from bspatial.evaluation.vlm.run_files import read_jsonl
+
+    runner = CliRunner()
+    monkeypatch.chdir(tmp_path)
+    tiny = {suite: datasets.load_dataset(str(built / suite), "tiny", split="test") for suite in ("vqa", "ir")}
+    for suite in ("vqa", "ir"):
+        base = ["eval-vlm", "--model", "chance", "--suite", suite, "--config", "tiny", "--data", str(built / suite),
+                "--no-progress"]
+        for extra in ([], ["--blind"], *([["--circular", "--out", "runs/circular"]] if suite == "vqa" else [])):
+            result = runner.invoke(app, [*base, *extra])
+            assert result.exit_code == 0, result.output
+        for run in ("chance_0", "chance_0-blind"):
+            logged = read_jsonl(tmp_path / "runs" / run / f"{suite}-tiny" / "samples.jsonl")
+            assert sorted(r["id"] for r in logged) == sorted(tiny[suite]["id"])
+    result = runner.invoke(app, ["report", "runs/chance_0", "runs/chance_0-blind", "runs/circular", "--out", "reports"])
+    assert result.exit_code == 0, result.output
+    with open(tmp_path / "reports" / "intervals.csv") as handle:
+        intervals = list(csv.DictReader(handle))
+    assert {row["model"] for row in intervals} == {"chance:0", "chance:0 (blind)"}
+    assert all(int(row["clusters"]) <= int(row["n"]) for row in intervals)
+    assert any(int(row["clusters"]) < int(row["n"]) for row in intervals)   # items share frames: clustered
+    with open(tmp_path / "reports" / "circular.csv") as handle:
+        circular = list(csv.DictReader(handle))
+    assert circular and {row["part"] for row in circular} == {"vqa-tiny"}
+    assert all(float(row["circular_accuracy"]) <= float(row["plain_accuracy"]) for row in circular)
