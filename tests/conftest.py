@@ -5,9 +5,16 @@ workers (:func:`pytest_xdist_make_scheduler`)."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+CHROME_ARGUMENTS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--window-size=1400,1000")
 
 RAY_TEST_FILES = frozenset({"test_executors.py", "test_build_ray.py", "test_demos_ray.py", "test_rollout_ray.py"})
 """The files whose tests use the session's Ray cluster."""
@@ -134,3 +141,26 @@ def ray_hidden_env(tmp_path_factory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("ray-hidden")
     (folder / "ray.py").write_text("raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Debian chromium driven by selenium (the HTML report's and the human page's browser tests)."""
+    if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
+        pytest.fail(f"the browser tests need {CHROMIUM} and {CHROMEDRIVER}: run `make browser` "
+                    "(it installs Debian's chromium and chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="bspatial-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in (*CHROME_ARGUMENTS, f"--user-data-dir={profile}"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

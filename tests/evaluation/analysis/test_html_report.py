@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
-import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -19,10 +17,6 @@ import pytest
 
 from typer.testing import CliRunner
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-CHROME_ARGUMENTS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    "--window-size=1400,1000")
 TABLES = Path(__file__).resolve().parents[3] / "bspatial" / "reference" / "tables"
 POLICY = "my-policy"
 MODEL = "chance:4"
@@ -100,28 +94,6 @@ def site(vlm_run, tmp_path_factory) -> Path:
     assert result.exit_code == 0, result.output
     assert f"wrote {out / 'index.html'}" in result.output
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
-        pytest.fail(f"the HTML report's browser test needs {CHROMIUM} and {CHROMEDRIVER}: run `make browser` "
-                    "(it installs Debian's chromium and chromium-driver)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="bspatial-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in (*CHROME_ARGUMENTS, f"--user-data-dir={profile}"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _cell(driver, table: str, row: str, column: str):

@@ -11,10 +11,8 @@ import csv
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -27,10 +25,6 @@ from typer.testing import CliRunner
 from bspatial.evaluation.vlm.fixtures import write_parquet_config, write_readme
 from bspatial.scoring.masks import rle_decode
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-CHROME_ARGUMENTS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    "--window-size=1400,1000")
 LETTERS = "ABCD"
 START_TIMEOUT_S = 180   # the server imports datasets and reads the parquet files on a busy 2-core machine
 # What the page's item may carry: what a model sees, and the page's bookkeeping. Nothing answer-like.
@@ -137,28 +131,6 @@ class Server:
         self.process.kill()
         self.process.wait()
         self.handle.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
-        pytest.fail(f"the human page's browser test needs {CHROMIUM} and {CHROMEDRIVER}: run `make browser` "
-                    "(it installs Debian's chromium and chromium-driver)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="bspatial-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in (*CHROME_ARGUMENTS, f"--user-data-dir={profile}"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _shown(driver, previous: str | None = None) -> str:
