@@ -269,6 +269,23 @@ samples), which keeps the state at rollout time while making the prefix pay off.
 half of the samples, 750 steps, measured with the state present): image effect 0.038 (27x), dot 0.0006 (6x),
 instruction 0.006 (3x), state 0.152, but open-loop error 0.045 against hold 0.033 at that short schedule; not
 rolled out yet.
+
+Relative joint actions and state dropout (2026-12-06, same 300 demos, 1,500 steps unless noted; held-out rollouts,
+95 episodes of the three tasks; random: strict 8 / 95):
+
+| run (dot-IR unless noted)                      | image  | cue    | open-loop (hold 0.0325) | held-out contact / strict |
+|------------------------------------------------|--------|--------|-------------------------|---------------------------|
+| absolute actions (the table's learners)         | 0.0014 | 0.0001 | 0.0285 (cpu_reach)      | - / 5 (cpu_reach)         |
+| cpu_reach, relative joints                      | 0.0011 | -      | 0.0246                  | 2 / 0 of the first 57     |
+| absolute, state dropout 0.5                     | 0.0144 | 0.0003 | 0.0316                  | 14 / 4                    |
+| relative joints, state dropout 0.5              | 0.0189 | 0.0009 | 0.0266                  | 36 / 10                   |
+
+(contact: episodes that touched a candidate, right or wrong; strict: the instructed one.) Relative joints alone fit
+the chunks better open-loop and are worse closed-loop (the absolute targets anchored the pose); with half the
+samples state-blind the prefix is read 8-13x more and the policy touches an object 2.6x as often, but it still
+picks among the candidates at chance (10 right, 26 wrong): the dot is read 9x more than before and still weakly.
+A longer schedule (3,000 steps) and a higher dropout (0.8) are the next measurements (runs/exp, see the closing
+note of the session that adds them).
 """
 
 CPU_REACH_PRESET = "cpu_reach"
