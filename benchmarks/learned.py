@@ -178,10 +178,18 @@ def diagnose_learners(out: Path, preset: str, specs: dict[str, str], validation:
 
 def train_bspatial(name: str, preset: str, demos: Path, out: Path, scale: Scale) -> tuple[Path, bool]:
     """The learner's checkpoint, and whether it was trained now (False: an earlier run finished it)."""
-    from bspatial.modeling.train import train
+    from bspatial.modeling.train import finished_run_differences, train
+    from bspatial.modeling.training_config import get_preset
 
     run = out / "train" / name
     if (run / "pretrained_model" / "config.json").is_file():
+        # Reused by name only when it is this learner's run: a folder left by an older preset (or other data)
+        # would silently stand in for it.
+        config = get_preset(preset, task_column="task_name", **({"max_steps": scale.steps} if scale.steps else {}))
+        differences = finished_run_differences(run, config, demos)
+        if differences:
+            raise ValueError(f"{run} holds a finished run that is not {preset!r} on {demos}: {'; '.join(differences)}. "
+                             f"Move it aside to retrain")
         logger.info("train %s: done", name)
         return run / "pretrained_model", False
     resume = (run / "run_config.json").is_file()

@@ -76,6 +76,14 @@ class BSpatialVLAConfig(PretrainedConfig):
             preset makes relative: absolute joint targets differ by ~1.5 rad across poses while a chunk
             moves them ~0.05 rad, so with absolute targets the normalised motion is ~3% of the loss's scale
             (``training_config.CPU_REACH_NOTES``).
+        point_loss_weight: pointing co-training (pi0.5 co-trains its VLM on object localisation): when > 0, a
+            linear head reads the VLM's last hidden state at the last prompt token (which attends to the images and
+            the instruction) and predicts the instructed target's pixel in the head image, the oracle IR point
+            (``observation.ir_target``, normalised to [-1, 1]); its masked squared error, times this weight, is
+            added to the flow-matching loss, and the predicted point enters the expert as one more token
+            (``[state, point, a_1, ...]``). Training needs the oracle point only as a label: at rollout time the
+            policy predicts it from what it sees. 0 (the default): no head, no token
+            (``training_config.CPU_REACH_NOTES`` says why the CPU presets use it).
         max_context_frames: navigation policies (Section 4.1, Appendix 12) also see "a variable-length
             sequence of curated scene-context frames": up to this many ordered frames per sample, placed
             in the prefix before the fixed image slots; a sample with fewer simply has fewer image tokens
@@ -129,6 +137,8 @@ class BSpatialVLAConfig(PretrainedConfig):
     # Actions predicted relative to the state (openpi DeltaActions): paired action / state indices.
     relative_action_dims: list[int] | None = None
     relative_state_dims: list[int] | None = None
+    # Pointing co-training: the VLM predicts the target's pixel, the expert reads it (0 = off).
+    point_loss_weight: float = 0.0
     # Navigation scene-context frames (Section 4.1, Appendix 12).
     max_context_frames: int = 0
     # Flow matching (openpi pi0.py; see flow_matching.py for the convention: t = 1 is noise,
@@ -187,6 +197,9 @@ class BSpatialVLAConfig(PretrainedConfig):
             raise ValueError(f"first_frame_anchor=True draws the paper's dot (radius {PAPER_DOT_RADIUS}); "
                              f"got ir_dot_radius={self.ir_dot_radius!r}")
         self._validate_relative_dims()
+        weight = self.point_loss_weight
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < float("inf"):
+            raise ValueError(f"point_loss_weight must be a finite number >= 0, got {weight!r}")
         if not isinstance(self.max_context_frames, int) or isinstance(self.max_context_frames, bool) \
                 or self.max_context_frames < 0:
             raise ValueError(f"max_context_frames must be a non-negative integer, got {self.max_context_frames!r}")
@@ -238,6 +251,11 @@ class BSpatialVLAConfig(PretrainedConfig):
     def expert_prefix_layer(self, expert_layer: int) -> int:
         """The VLM hidden-state index that expert layer ``expert_layer`` cross-attends to."""
         return self.prefix_layers[0] if len(self.prefix_layers) == 1 else self.prefix_layers[expert_layer]
+
+    @property
+    def predicts_point(self) -> bool:
+        """Whether the policy has the pointing head and the expert's point token (``point_loss_weight > 0``)."""
+        return self.point_loss_weight > 0
 
 
 __all__ = ["BSpatialVLAConfig", "DEFAULT_CAMERA_NAMES", "IR_MODES"]

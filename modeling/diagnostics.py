@@ -20,6 +20,12 @@ noise and flow times, so a number changes only when the checkpoint or the data d
 * **instruction effect**: mean ``|chunk(instruction) - chunk(swapped)|`` from the same noise: how far the
   instruction moves the sampled actions; for an IR checkpoint (``ir_mode`` not ``"none"``) the **cue effect**
   is the same with the IR point moved to another episode's (the dot drawn elsewhere).
+* **point error** (checkpoints with pointing co-training, ``config.predicts_point``): the mean distance in pixels of
+  the 224 grid between the predicted target point and the oracle IR point, over the frames that have one, beside
+  ``point_error_centroid``, the same for a constant guess at the mean oracle point of those frames (reads nothing).
+  For an IR checkpoint, ``point_to_moved_cue`` / ``point_to_true_target`` are the distances of the point predicted
+  with the dot moved to another episode's point: to that moved point (the pointing reads the dot) and to the
+  frame's own target (it points from the words and the layout, whatever the dot says).
 * **image effect** and **state effect**: the same with the camera images, or the proprioceptive state, taken
   from another episode's frame (everything else kept). They put the two effects above on a scale: a policy
   whose state effect is large and whose image effect is near zero acts from its proprioception alone, and can
@@ -45,7 +51,7 @@ from bspatial.catalog.schema import ACTION_SLICES, PROPRIO_SLICES, STATE_DIM
 from bspatial.catalog.tasks import bare_task_name
 from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY
 from .training_config import get_preset
-from .training_data import ProcessorCollate, build_dataset, dataset_metadata, episode_tasks
+from .training_data import ProcessorCollate, build_dataset, dataset_metadata, episode_tasks, with_ir_target
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +77,10 @@ class Diagnosis:
     trained_prompt: str = field(default="instruction")
     image_effect: float | None = None
     state_effect: float | None = None
+    point_error: float | None = None
+    point_error_centroid: float | None = None
+    point_to_moved_cue: float | None = None
+    point_to_true_target: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -140,11 +150,14 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     from transformers import AutoModel, AutoProcessor
 
     import bspatial.modeling  # noqa: F401  (registers the auto classes)
+    from .ir_rendering import IR_IMAGE_SIZE
+    from .modeling_bspatial_vla import PREFIX_KEYS
     from .processing_bspatial_vla import CAMERA_KEY_PREFIX, IR_TARGET_KEY, STATE_KEY, TASK_KEY
 
     if frames_per_episode < 1:
         raise ValueError(f"frames_per_episode must be >= 1, got {frames_per_episode!r}")
-    config = get_preset(preset, task_column="task_name", instruction_source="instruction", data_fraction=1.0)
+    config = get_preset(preset, task_column="task_name", instruction_source="instruction", instruction_dropout=0.0,
+                        data_fraction=1.0)
     trained_prompt = "bare" if get_preset(preset).instruction_source == "task_name" else "instruction"
     model = AutoModel.from_pretrained(checkpoint).eval()
     processor = AutoProcessor.from_pretrained(checkpoint)
@@ -172,6 +185,9 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     cosines: list[float] = []
     moved_effects: dict[str, list[tuple[float, int]]] = {"cue": [], "image": [], "state": []}
     has_cue = model.config.ir_mode != "none"
+    points: list[tuple[np.ndarray, np.ndarray]] = []   # (predicted, oracle) pixels of the frames with an oracle point
+    moved_points: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []   # (predicted, moved cue, own target)
+    to_pixels = lambda p: (p + 1.0) / 2.0 * IR_IMAGE_SIZE  # noqa: E731  (the processor's [-1, 1] map, inverted)
     for start in range(0, len(indices), batch_size):
         items = [dataset[i] for i in indices[start:start + batch_size]]
         shape = (len(items), model.config.chunk_size, model.config.action_dim)
@@ -186,6 +202,11 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
             for prompt, texts in prompts.items():
                 batch = ProcessorCollate(processor)([{**it, TASK_KEY: t} for it, t in zip(items, texts, strict=True)])
                 losses[prompt].append(float(model.compute_loss(batch, noise=noise, time=time)) * len(items))
+                if prompt == "instruction" and model.config.predicts_point:
+                    predicted = model.encode_prefix(*(batch.get(k) for k in PREFIX_KEYS)).point.numpy()
+                    oracle = batch["point_target"].numpy()
+                    ok = np.isfinite(oracle).all(-1)
+                    points.append((to_pixels(predicted[ok]), to_pixels(oracle[ok])))
                 if prompt in ("instruction", "swapped"):
                     chunks[prompt] = processor.unnormalize_actions(model.sample_actions(batch, noise=noise),
                                                                    batch["state"]).numpy()
@@ -210,6 +231,13 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                 moved_batch = ProcessorCollate(processor)(moved)
                 moved_chunk = processor.unnormalize_actions(model.sample_actions(moved_batch, noise=noise),
                                                             moved_batch["state"]).numpy()
+                if name == "cue" and model.config.predicts_point:
+                    predicted = model.encode_prefix(*(moved_batch.get(k) for k in PREFIX_KEYS)).point.numpy()
+                    stacked = {k: torch.stack([torch.as_tensor(it[k]) for it in items]) for k in keys}
+                    own = processor.point_targets(with_ir_target(stacked)[IR_TARGET_KEY]).numpy()
+                    cue = moved_batch["point_target"].numpy()
+                    ok = np.isfinite(cue).all(-1) & np.isfinite(own).all(-1)
+                    moved_points.append((to_pixels(predicted[ok]), to_pixels(cue[ok]), to_pixels(own[ok])))
             moved_effects[name].append((float(np.abs(chunks["instruction"] - moved_chunk).mean()) * len(items),
                                         len(items)))
         if "swapped" in chunks:
@@ -223,7 +251,20 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
         ok = ~np.isnan(ends)
         open_loop[f"{name}_end"] = (float(np.dot(ends[ok], weights[ok]) / weights[ok].sum()) if ok.any()
                                     else float("nan"))
-    return Diagnosis(frames=n, episodes=len(lengths),
+    point_to_moved_cue = point_to_true_target = None
+    if moved_points:
+        predicted, cue, own = (np.concatenate(parts) for parts in zip(*moved_points))
+        if len(cue):
+            point_to_moved_cue = float(np.linalg.norm(predicted - cue, axis=1).mean())
+            point_to_true_target = float(np.linalg.norm(predicted - own, axis=1).mean())
+    point_error = point_error_centroid = None
+    if points:
+        predicted, oracle = (np.concatenate(parts) for parts in zip(*points))
+        if len(oracle):
+            point_error = float(np.linalg.norm(predicted - oracle, axis=1).mean())
+            point_error_centroid = float(np.linalg.norm(oracle - oracle.mean(0), axis=1).mean())
+    return Diagnosis(frames=n, episodes=len(lengths), point_error=point_error, point_error_centroid=point_error_centroid,
+                     point_to_moved_cue=point_to_moved_cue, point_to_true_target=point_to_true_target,
                      loss={p: sum(v) / n for p, v in losses.items() if v},
                      open_loop=open_loop, instruction_effect=sum(effects) / n if effects else None,
                      direction_cosine=float(np.mean(cosines)) if cosines else float("nan"),
@@ -242,14 +283,17 @@ def diagnosis_markdown(rows: Mapping[str, Diagnosis]) -> str:
         return "-" if value is None or value != value else f"{value:.3f}"
 
     lines = ["| learner | frames | val loss: instruction / bare / swapped | open-loop error: policy / hold / frozen / "
-             "mean (chunk end) | motion direction (cos) | effect of: instruction / cue / image / state |",
-             "|---|---|---|---|---|---|"]
+             "mean (chunk end) | motion direction (cos) | effect of: instruction / cue / image / state | "
+             "point error px: policy / centroid; with the dot moved: to it / to the target |",
+             "|---|---|---|---|---|---|---|"]
     for name, d in rows.items():
         loss = " / ".join(num(d.loss.get(p)) for p in PROMPTS)
         ol = " / ".join(f"{num(d.open_loop[k])} ({num(d.open_loop[k + '_end'])})" for k in ("policy", *REFERENCES))
         lines.append(f"| {name} (trained on: {d.trained_prompt}) | {d.frames} | {loss} | {ol} | "
                      f"{num(d.direction_cosine)} | {num(d.instruction_effect)} / {num(d.cue_effect)} / "
-                     f"{num(d.image_effect)} / {num(d.state_effect)} |")
+                     f"{num(d.image_effect)} / {num(d.state_effect)} | "
+                     f"{num(d.point_error)} / {num(d.point_error_centroid)}; "
+                     f"{num(d.point_to_moved_cue)} / {num(d.point_to_true_target)} |")
     return "\n".join(lines)
 
 

@@ -20,6 +20,8 @@ key                    shape / dtype           meaning
 ``state``              (B, state_dim) float    normalised proprioception (also fed through ``state_proj``)
 ``actions``            (B, chunk, action_dim)  normalised action chunk (training only)
 ``action_is_pad``      (B, chunk) bool         True past the episode end (training only, optional)
+``point_target``       (B, 2) float            the oracle target pixel in [-1, 1], NaN where none (training
+                                               only, optional; read when ``config.point_loss_weight > 0``)
 =====================  ======================  =============================================================
 
 Extra keys in a batch dict are ignored by ``compute_loss`` / ``sample_actions``. This file travels
@@ -56,10 +58,12 @@ class BSpatialVLAPrefix(ModelOutput):
         keys_values: per expert layer, the cross-attention keys and values
             ``(B, heads, L, head_dim)`` each, projected from the chosen VLM hidden states.
         mask: ``(B, L)`` bool, True on real prefix tokens.
+        point: ``(B, 2)`` the predicted target pixel in [-1, 1] (``config.point_loss_weight > 0``), else None.
     """
 
     keys_values: tuple[tuple[torch.Tensor, torch.Tensor], ...] | None = None
     mask: torch.Tensor | None = None
+    point: torch.Tensor | None = None
 
 
 @dataclass
@@ -67,12 +71,16 @@ class BSpatialVLAOutput(ModelOutput):
     """Output of [`BSpatialVLAForActionPrediction.forward`].
 
     Args:
-        loss: scalar masked MSE between ``velocity`` and ``noise - actions``.
+        loss: scalar masked MSE between ``velocity`` and ``noise - actions``, plus ``point_loss_weight``
+            times ``point_loss`` when the batch has point targets.
         velocity: ``(B, chunk, action_dim)`` predicted velocity at the sampled times.
         time: ``(B,)`` the flow-matching times used (1 = noise).
+        point_loss: scalar mean squared error of the predicted target pixel over the samples that have one
+            (pointing co-training), else None.
     """
 
     loss: torch.Tensor | None = None
+    point_loss: torch.Tensor | None = None
     velocity: torch.Tensor | None = None
     time: torch.Tensor | None = None
 
@@ -200,7 +208,9 @@ class BSpatialActionExpert(nn.Module):
     time projections (Appendix C.1). One submodule, so peft ``modules_to_save=["action_expert"]`` and
     DROID-style initialisation address it by one name.
 
-    Token layout of the expert's sequence: ``[state, a_1, ..., a_chunk]`` with learned positions.
+    Token layout of the expert's sequence: ``[state, a_1, ..., a_chunk]`` with learned positions, or
+    ``[state, point, a_1, ..., a_chunk]`` with pointing co-training (``config.predicts_point``), whose head
+    (``point_head``: last prompt token's final hidden state -> pixel) lives here too, trained from scratch.
     """
 
     def __init__(self, config: BSpatialVLAConfig, vlm_hidden_size: int):
@@ -211,7 +221,11 @@ class BSpatialActionExpert(nn.Module):
         self.state_proj = nn.Linear(config.state_dim, width)
         self.time_mlp_in = nn.Linear(width, width)
         self.time_mlp_out = nn.Linear(width, width)
-        self.position_embedding = nn.Embedding(config.chunk_size + 1, width)
+        self.leading_tokens = 2 if config.predicts_point else 1
+        if config.predicts_point:
+            self.point_head = nn.Linear(vlm_hidden_size, 2)
+            self.point_proj = nn.Linear(2, width)
+        self.position_embedding = nn.Embedding(config.chunk_size + self.leading_tokens, width)
         self.layers = nn.ModuleList(
             [BSpatialExpertLayer(config, vlm_hidden_size) for _ in range(config.expert_num_layers)]
         )
@@ -224,7 +238,15 @@ class BSpatialActionExpert(nn.Module):
             layer.project_prefix(hidden_states[self.config.expert_prefix_layer(k)])
             for k, layer in enumerate(self.layers)
         )
-        return BSpatialVLAPrefix(keys_values=keys_values, mask=mask.bool())
+        point = None
+        if self.config.predicts_point:
+            # The last real token of each row attends to every image and the whole instruction (causal LM);
+            # left or right padding alike, it is the highest index the mask keeps.
+            positions = torch.arange(mask.shape[1], device=mask.device)
+            last = (mask.bool() * positions).argmax(-1)
+            final = hidden_states[-1][torch.arange(mask.shape[0], device=mask.device), last]
+            point = self.point_head(final.to(self.point_head.weight.dtype)).float()
+        return BSpatialVLAPrefix(keys_values=keys_values, mask=mask.bool(), point=point)
 
     def forward(self, noisy_actions: torch.Tensor, time: torch.Tensor, state: torch.Tensor,
                 prefix: BSpatialVLAPrefix) -> torch.Tensor:
@@ -234,12 +256,15 @@ class BSpatialActionExpert(nn.Module):
         emb = time_embedding(time, cfg.expert_hidden_size, cfg.time_embedding_min_period,
                                            cfg.time_embedding_max_period).to(dtype)
         cond = F.silu(self.time_mlp_out(F.silu(self.time_mlp_in(emb))))
-        tokens = torch.cat([self.state_proj(state.to(dtype))[:, None], self.action_in_proj(noisy_actions.to(dtype))], 1)
+        leading = [self.state_proj(state.to(dtype))[:, None]]
+        if self.config.predicts_point:
+            leading.append(self.point_proj(prefix.point.to(dtype))[:, None])
+        tokens = torch.cat([*leading, self.action_in_proj(noisy_actions.to(dtype))], 1)
         x = tokens + self.position_embedding.weight[None, : tokens.shape[1]]
         for layer, kv in zip(self.layers, prefix.keys_values):
             x = layer(x, cond, kv, prefix.mask)
         x, _ = self.final_norm(x, cond)
-        return self.action_out_proj(x[:, 1:]).float()
+        return self.action_out_proj(x[:, self.leading_tokens:]).float()
 
 
 class BSpatialVLAPreTrainedModel(PreTrainedModel):
@@ -385,9 +410,11 @@ class BSpatialVLAForActionPrediction(BSpatialVLAPreTrainedModel):
         action_is_pad: torch.Tensor | None = None,
         noise: torch.Tensor | None = None,
         time: torch.Tensor | None = None,
+        point_target: torch.Tensor | None = None,
         **kwargs,
     ) -> BSpatialVLAOutput:
-        """Flow-matching training step: loss = masked MSE(v(x_t, t), noise - actions).
+        """Flow-matching training step: loss = masked MSE(v(x_t, t), noise - actions) (+ the weighted point loss
+        when ``config.predicts_point`` and ``point_target`` ``(B, 2)`` is given; NaN rows have no target).
 
         ``noise`` ``(B, chunk, action_dim)`` and ``time`` ``(B,)`` default to fresh draws (global RNG).
         """
@@ -404,7 +431,21 @@ class BSpatialVLAForActionPrediction(BSpatialVLAPreTrainedModel):
         x_t = interpolate(noise, actions, time)
         velocity = self.action_expert(x_t, time, state, prefix)
         loss = masked_mse(velocity, velocity_target(noise, actions), action_is_pad)
-        return BSpatialVLAOutput(loss=loss, velocity=velocity, time=time)
+        point_loss = None
+        if self.config.predicts_point and point_target is not None:
+            point_loss = self._point_loss(prefix.point, point_target)
+            loss = loss + self.config.point_loss_weight * point_loss
+        return BSpatialVLAOutput(loss=loss, velocity=velocity, time=time, point_loss=point_loss)
+
+    @staticmethod
+    def _point_loss(point: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Mean squared error over the rows with a finite target (0 with none, keeping the graph)."""
+        target = target.to(point.device, torch.float32)
+        if target.shape != point.shape:
+            raise ValueError(f"point_target must have shape {tuple(point.shape)}, got {tuple(target.shape)}")
+        valid = torch.isfinite(target).all(-1)
+        squared = (point - torch.nan_to_num(target)).pow(2).sum(-1)
+        return (squared * valid).sum() / valid.sum().clamp(min=1)
 
     def compute_loss(self, batch: Mapping[str, torch.Tensor], noise: torch.Tensor | None = None,
                      time: torch.Tensor | None = None) -> torch.Tensor:
@@ -412,7 +453,7 @@ class BSpatialVLAForActionPrediction(BSpatialVLAPreTrainedModel):
         missing = [k for k in ("input_ids", "state", "actions") if batch.get(k) is None]
         if missing:
             raise ValueError(f"batch lacks {missing}; it has {sorted(batch)}")
-        inputs = {k: batch[k] for k in (*PREFIX_KEYS, "state", "actions", "action_is_pad") if k in batch}
+        inputs = {k: batch[k] for k in (*PREFIX_KEYS, "state", "actions", "action_is_pad", "point_target") if k in batch}
         return self(**inputs, noise=noise, time=time).loss
 
     @torch.no_grad()

@@ -20,6 +20,8 @@ Order of ``__call__`` (each step is a method below; the order matters where note
                           chunk's first-frame state (openpi ``DeltaActions``; needs the raw state)
 7. ``normalize_actions``  training only: the ``action`` chunk, same quantile map as the state (for relative
                           dims the stats describe the differences)
+8. ``point_targets``      when the batch has ``observation.ir_target``: the target pixel mapped to [-1, 1]
+                          (``point_target``, NaN where none), the label of pointing co-training
 
 At inference ``unnormalize_actions`` maps the model's chunk back to robot units (inverse of steps 7 and 6:
 it takes the processor's normalised ``state`` output to add the state back).
@@ -39,7 +41,7 @@ from transformers import BatchFeature
 from transformers.processing_utils import ProcessorMixin
 
 # `from .x import y` form only: transformers copies a checkpoint's code files by scanning for it.
-from .ir_rendering import DOT_RADIUS, render_attention_map_ir, render_dot_ir, target_or_none
+from .ir_rendering import DOT_RADIUS, IR_IMAGE_SIZE, render_attention_map_ir, render_dot_ir, target_or_none
 
 # LeRobot feature keys (DESIGN §4, BEHAVIOR's names).
 STATE_KEY = "observation.state"
@@ -368,6 +370,12 @@ class BSpatialVLAProcessor(ProcessorMixin):
         actions[..., self.relative_action_dims] += raw_state[:, None, self.relative_state_dims]
         return actions
 
+    @staticmethod
+    def point_targets(targets) -> torch.Tensor:
+        """Step 8: ``observation.ir_target`` ``(B, 2)`` pixels on the 224 grid -> ``[-1, 1]`` (NaN stays NaN)."""
+        targets = torch.as_tensor(targets, dtype=torch.float32).reshape(-1, 2)
+        return targets / IR_IMAGE_SIZE * 2.0 - 1.0
+
     # ---- pipeline -------------------------------------------------------------------------------
 
     def __call__(self, batch: Mapping, **kwargs) -> BatchFeature:
@@ -404,6 +412,8 @@ class BSpatialVLAProcessor(ProcessorMixin):
         if ACTION_IS_PAD_KEY in batch:
             pad = torch.as_tensor(batch[ACTION_IS_PAD_KEY]).bool()
             out["action_is_pad"] = pad[None] if pad.dim() == 1 else pad
+        if IR_TARGET_KEY in batch:
+            out["point_target"] = self.point_targets(batch[IR_TARGET_KEY])
         return BatchFeature(out)
 
 

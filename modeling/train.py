@@ -38,7 +38,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +59,7 @@ logger = logging.getLogger(__name__)
 
 # What the processor produces and forward() takes.
 MODEL_INPUTS = ("input_ids", "attention_mask", "mm_token_type_ids", "pixel_values", "image_grid_thw", "state",
-                "actions", "action_is_pad")
+                "actions", "action_is_pad", "point_target")
 CHECKPOINTS_DIR = "checkpoints"
 PRETRAINED_DIR = "pretrained_model"
 METRICS_FILE = "metrics.jsonl"
@@ -285,7 +285,10 @@ def run_record(config: TrainingConfig, dataset_root: str | os.PathLike) -> dict:
 def _record_differences(recorded: dict, given: dict) -> list[str]:
     """``"field: recorded X vs given Y"`` for every field that must not change on resume."""
     missing = "<not recorded>"
-    old, new = recorded.get("training_config", {}), given["training_config"]
+    # A field added to TrainingConfig after a run was recorded holds its default in that run.
+    defaults = {f.name: f.default for f in fields(TrainingConfig) if f.default is not MISSING}
+    old = {**json.loads(json.dumps(defaults, default=list)), **recorded.get("training_config", {})}
+    new = given["training_config"]
     differences = [f"{name}: recorded {old.get(name, missing)!r} vs given {new.get(name, missing)!r}"
                    for name in dict.fromkeys([*new, *old])
                    if name not in RESUMABLE_FIELDS and old.get(name, missing) != new.get(name, missing)]
@@ -294,6 +297,25 @@ def _record_differences(recorded: dict, given: dict) -> list[str]:
         if old_data.get(name) != new_data[name]:
             differences.append(f"data {name}: recorded {old_data.get(name, missing)} vs given {new_data[name]} "
                                f"(recorded dataset {old_data.get('root')!r}, given {new_data['root']!r})")
+    return differences
+
+
+def finished_run_differences(out: str | os.PathLike, config: TrainingConfig, dataset_root: str | os.PathLike) -> list[str]:
+    """How the finished run in ``out`` differs from training ``config`` on ``dataset_root`` (empty: the same run).
+
+    For callers that reuse a finished run by its folder name (``benchmarks/learned.py``): a folder trained with
+    another preset, other overrides or other data must not stand in for this one. ``max_steps`` counts here (a
+    finished run's length is part of what it is); a folder without ``run_config.json`` cannot be checked.
+    """
+    path = Path(out) / RUN_CONFIG_FILE
+    if not path.is_file():
+        return [f"{str(path)!r} is missing: the run's config cannot be checked"]
+    recorded = json.loads(path.read_text())
+    given = run_record(config, dataset_root)
+    differences = _record_differences(recorded, given)
+    old_steps = recorded.get("training_config", {}).get("max_steps")
+    if old_steps != config.max_steps:
+        differences.append(f"max_steps: recorded {old_steps!r} vs given {config.max_steps!r}")
     return differences
 
 
@@ -566,8 +588,8 @@ def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_
         noise, time = _flow_draws(batch["actions"], model_config, config.seed, step, config.batch_size, share)
         batch["state"] = _drop_state(batch["state"], config.state_dropout, config.seed, step, config.batch_size, share)
         with accelerator.autocast():  # forward (not compute_loss) so DDP syncs the gradients
-            loss = model(**{k: batch[k] for k in MODEL_INPUTS if k in batch}, noise=noise, time=time).loss
-        loss = loss * _global_loss_weight(accelerator, batch)
+            output = model(**{k: batch[k] for k in MODEL_INPUTS if k in batch}, noise=noise, time=time)
+        loss = output.loss * _global_loss_weight(accelerator, batch)
         optimizer.zero_grad(set_to_none=True)
         accelerator.backward(loss)
         grad_norm = accelerator.clip_grad_norm_(params, config.grad_clip_norm)
@@ -579,7 +601,10 @@ def _loop(accelerator, model, optimizer, scheduler, loader, config, start, stop_
         losses.append(loss_value)
         bar.update(1)
         if step % config.log_every == 0 or step == config.max_steps:
-            accelerator.log({"loss": loss_value, "lr": lr, "grad_norm": float(grad_norm)}, step=step)
+            logged = {"loss": loss_value, "lr": lr, "grad_norm": float(grad_norm)}
+            if output.point_loss is not None:  # pointing co-training: its own term, unweighted
+                logged["point_loss"] = accelerator.reduce(output.point_loss.detach(), reduction="mean").item()
+            accelerator.log(logged, step=step)
         if step % config.save_every == 0 or step == config.max_steps:
             _save_checkpoint(accelerator, out, step, model, processor, record)
     bar.close()

@@ -68,6 +68,9 @@ class TrainingConfig:
         state_dropout: share of training samples whose (normalised) state the expert sees as zeros, drawn per
             sample and step from the seed; 0 = never. Training only: the state is always given at inference.
             A regulariser against acting from the proprioceptive state alone (``CPU_REACH_NOTES``).
+        instruction_dropout: share of training frames (a fixed, seeded set) whose instruction is the episode's bare
+            task name, as the language-blanked policy sees every frame; 0 = never. Where the image carries the
+            target (the dot of an IR policy), those frames can only be fitted by reading it (``CPU_REACH_NOTES``).
     """
 
     name: str
@@ -92,6 +95,7 @@ class TrainingConfig:
     image_pixels: int = POLICY_IMAGE_PIXELS
     instruction_source: str = "instruction"
     state_dropout: float = 0.0
+    instruction_dropout: float = 0.0
 
     def __post_init__(self):
         for name in ("batch_size", "max_steps", "save_every", "log_every", "image_pixels"):
@@ -113,6 +117,11 @@ class TrainingConfig:
             raise ValueError(f"mixed_precision must be 'bf16' or 'no', got {self.mixed_precision!r}")
         if not 0 <= self.state_dropout < 1:
             raise ValueError(f"state_dropout must lie in [0, 1), got {self.state_dropout!r}")
+        if not 0 <= self.instruction_dropout < 1:
+            raise ValueError(f"instruction_dropout must lie in [0, 1), got {self.instruction_dropout!r}")
+        if self.instruction_dropout and self.instruction_source == "task_name":
+            raise ValueError(f"instruction_dropout={self.instruction_dropout!r} with instruction_source='task_name': "
+                             f"every frame already has the bare task name")
         if not 0 < self.data_fraction <= 1:
             raise ValueError(f"data_fraction must lie in (0, 1], got {self.data_fraction!r}")
 
@@ -148,7 +157,7 @@ _DECLARED_PRESETS: tuple[TrainingConfig, ...] = (
                    log_every=25, num_workers=1, image_pixels=96 * 96,
                    # Absolute actions, no state dropout: relative joints (RELATIVE_JOINT_DIMS) and state_dropout
                    # were measured and neither beat random in rollouts yet (CPU_REACH_NOTES).
-                   model_overrides={"camera_names": ["head"], "state_in_prompt": False}),
+                   model_overrides={"camera_names": ["head"], "state_in_prompt": False, "point_loss_weight": 1.0}),
 )
 # The six policy variants of Section 4.2 (Table 4 rows); each gets a tiny counterpart below.
 VARIANT_PRESETS = ("pi05_qwen_frozen", "pi05_qwen_lora", "pi05_qwen_droid_init", "pi05_qwen_dot_ir",
@@ -299,15 +308,20 @@ CPU_REACH_PRESET = "cpu_reach"
 # The dot of cpu_reach_dot_ir, in pixels of the 224 px IR image: the model reads it at 96 px, where the paper's
 # radius 4 shrinks to 1.7 px (a few percent of one 16 px patch); 12 keeps it ~5 px there (CPU_REACH_NOTES).
 CPU_DOT_RADIUS = 12
+# The share of cpu_reach_dot_ir's frames trained with the bare task name instead of the instruction: with the
+# instruction present the dot agrees with what the words and the layout already say, and the learner never reads
+# it (CPU_REACH_NOTES); on the blanked frames only the dot tells the candidates apart.
+CPU_DOT_INSTRUCTION_DROPOUT = 0.5
 # The CPU reach policy and its two variants: the dot-IR policy (Section 4.2) and the language-blanked
 # reference (DESIGN §4b: "our policy with the instruction blanked").
 CPU_REACH_PRESETS = (CPU_REACH_PRESET, "cpu_reach_dot_ir", "cpu_reach_blind_language")
 
 
 def _cpu_reach_variants(presets: Sequence[TrainingConfig]) -> tuple[TrainingConfig, ...]:
-    # Each variant replaces one field of cpu_reach, so the three cannot drift apart.
+    # Each variant replaces only what makes it that variant, so the three cannot drift apart. The dot-IR policy
+    # also trains half its frames on the bare task name: there the dot is the only cue (CPU_REACH_NOTES).
     base = {p.name: p for p in presets}[CPU_REACH_PRESET]
-    return (replace(base, name=CPU_REACH_PRESETS[1],
+    return (replace(base, name=CPU_REACH_PRESETS[1], instruction_dropout=CPU_DOT_INSTRUCTION_DROPOUT,
                     model_overrides={**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": CPU_DOT_RADIUS}),
             _blind_language(base))
 

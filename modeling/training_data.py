@@ -269,7 +269,8 @@ def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk
     """The LeRobot dataset (selected episodes, ``chunk_size``-step action chunks, uint8 frames) and its task labels.
 
     With ``config.instruction_source="task_name"`` every item's instruction is its episode's bare task name
-    (:class:`TaskNameInstructions`; the set needs the per-episode ``task_name`` column of ``bspatial demos``).
+    (:class:`TaskNameInstructions`; the set needs the per-episode ``task_name`` column of ``bspatial demos``);
+    with ``config.instruction_dropout`` a seeded share of the frames' is.
 
     ``chunk_size`` is the policy's (``model.config.chunk_size``): the data follows the model, never a
     second copy of the number.
@@ -286,6 +287,9 @@ def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk
                              return_uint8=True)
     if config.instruction_source == "task_name":
         dataset = TaskNameInstructions(dataset, episode_tasks(meta.episodes, "task_name"))
+    elif config.instruction_dropout:
+        dataset = TaskNameInstructions(dataset, episode_tasks(meta.episodes, "task_name"),
+                                       share=config.instruction_dropout, seed=config.seed)
     return dataset, tasks
 
 
@@ -334,16 +338,28 @@ class TaskNameInstructions(_DatasetWrapper):
     Args:
         dataset: a ``LeRobotDataset`` (episode-filtered or not).
         task_names: episode index -> task name (``episode_tasks(meta.episodes, "task_name")``).
+        share: the share of frames that get the bare name (``TrainingConfig.instruction_dropout``); 1 = every
+            frame. Which frames is fixed by ``seed`` and each frame's dataset ``index`` (the same set in every
+            epoch, every DataLoader worker and every process).
     """
 
-    def __init__(self, dataset, task_names: Mapping[int, str]):
+    def __init__(self, dataset, task_names: Mapping[int, str], share: float = 1.0, seed: int = 0):
         super().__init__(dataset)
+        if not 0 < share <= 1:
+            raise ValueError(f"share must lie in (0, 1], got {share!r}")
         self.instructions = {int(e): bare_task_name(name) for e, name in task_names.items()}
+        self.share, self.seed = float(share), int(seed)
+
+    def blanked(self, frame_index: int) -> bool:
+        """Whether the frame with dataset ``index`` ``frame_index`` gets the bare task name."""
+        return self.share >= 1 or np.random.default_rng([self.seed, int(frame_index)]).random() < self.share
 
     def __getitem__(self, index: int) -> dict:
         from .processing_bspatial_vla import TASK_KEY
 
         item = self.dataset[index]
+        if not self.blanked(int(item["index"])):
+            return item
         return {**item, TASK_KEY: self.instructions[int(item["episode_index"])]}
 
 

@@ -364,3 +364,65 @@ def test_relative_action_stats_are_the_quantiles_of_chunk_differences(tmp_path, 
     assert [saved.stats["action"]["q01"][d] for d in (3, 10)] == pytest.approx(low)
     assert [saved.stats["action"]["q99"][d] for d in (3, 10)] == pytest.approx(high)
     assert saved.relative_action_dims == [3, 10] and saved.relative_state_dims == [0, 2]
+
+
+def test_instruction_dropout_blanks_a_fixed_seeded_share_of_frames(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bspatial.catalog.tasks import bare_task_name
+    from bspatial.modeling.training_data import build_dataset, episode_tasks, dataset_metadata
+
+    dataset_root = tmp_path / "named"
+    build_tiny_lerobot_dataset(dataset_root, frames_per_episode=40)
+    for path in sorted((dataset_root / "meta" / "episodes").rglob("*.parquet")):   # as bspatial demos writes it
+        table = pq.read_table(path)
+        pq.write_table(table.append_column("task_name", pa.array(["reach_plate"] * table.num_rows)), path)
+
+    names = episode_tasks(dataset_metadata(dataset_root).episodes, "task_name")
+    recorded, _ = build_dataset(dataset_root, get_preset("tiny", task_column="task_name"), chunk_size=4)
+    half, _ = build_dataset(dataset_root, get_preset("tiny", task_column="task_name", instruction_dropout=0.5), 4)
+    again, _ = build_dataset(dataset_root, get_preset("tiny", task_column="task_name", instruction_dropout=0.5), 4)
+    other, _ = build_dataset(dataset_root, get_preset("tiny", task_column="task_name", instruction_dropout=0.5,
+                                                      seed=1), 4)
+    frames = range(0, len(recorded), 2)
+    blanked = []
+    for i in frames:
+        item = half[i]
+        bare = bare_task_name(names[int(item["episode_index"])])
+        assert item["task"] in (recorded[i]["task"], bare)
+        blanked.append(item["task"] == bare)
+        assert again[i]["task"] == item["task"]   # the same frames in every build (and worker)
+    assert 0.3 < np.mean(blanked) < 0.7, np.mean(blanked)   # about half of the sampled frames
+    assert [other[i]["task"] for i in frames] != [half[i]["task"] for i in frames]   # the seed picks the set
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"instruction_dropout": 1.0}, r"instruction_dropout must lie in \[0, 1\), got 1.0"),
+    ({"instruction_dropout": -0.2}, r"instruction_dropout must lie in \[0, 1\), got -0.2"),
+    ({"instruction_dropout": 0.5, "instruction_source": "task_name"}, "every frame already has the bare task name"),
+])
+def test_a_bad_instruction_dropout_is_refused_by_name(fields, message):
+    with pytest.raises(ValueError, match=message):
+        get_preset("tiny", **fields)
+
+
+def test_a_finished_run_is_reused_only_for_its_own_config(tmp_path, dataset_root):
+    from bspatial.modeling.train import RUN_CONFIG_FILE, finished_run_differences
+
+    run = tmp_path / "run"
+    train("tiny", str(dataset_root), str(run), max_steps=1)
+    assert finished_run_differences(run, get_preset("tiny", max_steps=1), dataset_root) == []
+    differences = finished_run_differences(run, get_preset("tiny_dot_ir", max_steps=1), dataset_root)
+    assert any(d.startswith("name: recorded 'tiny' vs given 'tiny_dot_ir'") for d in differences)
+    assert finished_run_differences(run, get_preset("tiny", max_steps=2), dataset_root) == [
+        "max_steps: recorded 1 vs given 2"]
+    # A record written before a field existed holds that field's default.
+    record = json.loads((run / RUN_CONFIG_FILE).read_text())
+    del record["training_config"]["instruction_dropout"]
+    (run / RUN_CONFIG_FILE).write_text(json.dumps(record))
+    assert finished_run_differences(run, get_preset("tiny", max_steps=1), dataset_root) == []
+    assert finished_run_differences(run, get_preset("tiny", max_steps=1, instruction_dropout=0.5), dataset_root) == [
+        "instruction_dropout: recorded 0.0 vs given 0.5"]
+    assert finished_run_differences(tmp_path / "none", get_preset("tiny"), dataset_root)[0].endswith(
+        "is missing: the run's config cannot be checked")
