@@ -97,6 +97,7 @@ def learners(preset: str) -> dict[str, dict]:
         preset: dict(kind="bspatial", preset=preset, condition="spatial"),
         f"{preset}_dot_ir": dict(kind="bspatial", preset=f"{preset}_dot_ir", condition="spatial"),
         f"{preset}_blind_language": dict(kind="bspatial", preset=f"{preset}_blind_language", condition="task_name"),
+        f"{preset}_attn_map_ir": dict(kind="bspatial", preset=f"{preset}_attn_map_ir", condition="spatial"),
         "act": dict(kind="act", condition="spatial"),
     }
 

@@ -71,6 +71,11 @@ class TrainingConfig:
         instruction_dropout: share of training frames (a fixed, seeded set) whose instruction is the episode's bare
             task name, as the language-blanked policy sees every frame; 0 = never. Where the image carries the
             target (the dot of an IR policy), those frames can only be fitted by reading it (``CPU_REACH_NOTES``).
+        cue_decoys: IR policies with pointing co-training: share of training frames (a fixed, seeded set) whose IR
+            cue is drawn at a uniformly random pixel instead of the target; the point head learns to point at that
+            cue and those frames' actions are left out of the flow-matching loss (they still show the demonstrated
+            target). Where only the cue can tell where the point is, the pointing learns to read the cue
+            (``CPU_REACH_NOTES``). 0 = never.
     """
 
     name: str
@@ -96,6 +101,7 @@ class TrainingConfig:
     instruction_source: str = "instruction"
     state_dropout: float = 0.0
     instruction_dropout: float = 0.0
+    cue_decoys: float = 0.0
 
     def __post_init__(self):
         for name in ("batch_size", "max_steps", "save_every", "log_every", "image_pixels"):
@@ -119,6 +125,12 @@ class TrainingConfig:
             raise ValueError(f"state_dropout must lie in [0, 1), got {self.state_dropout!r}")
         if not 0 <= self.instruction_dropout < 1:
             raise ValueError(f"instruction_dropout must lie in [0, 1), got {self.instruction_dropout!r}")
+        if not 0 <= self.cue_decoys < 1:
+            raise ValueError(f"cue_decoys must lie in [0, 1), got {self.cue_decoys!r}")
+        if self.cue_decoys and (self.model_overrides.get("ir_mode", "none") == "none"
+                                or not self.model_overrides.get("point_loss_weight")):
+            raise ValueError(f"cue_decoys={self.cue_decoys!r} needs an IR policy with pointing co-training "
+                             f"(model_overrides ir_mode and point_loss_weight), got {dict(self.model_overrides)!r}")
         if self.instruction_dropout and self.instruction_source == "task_name":
             raise ValueError(f"instruction_dropout={self.instruction_dropout!r} with instruction_source='task_name': "
                              f"every frame already has the bare task name")
@@ -302,6 +314,31 @@ expert rarely sees its state, and executes worse) lifts strict success off rando
 target is not read from the dot or the words at this scale, so no choice beats chance, and contact alone (at most
 38%) is too rare for chance choice to beat random. So the presets keep absolute actions and no dropout until a
 variant beats random.
+
+Pointing co-training (``point_loss_weight`` 1.0, now in every cpu_reach preset; 2026-12-06, same 300 demos, 1,500
+steps). pi0.5 co-trains its VLM to localise objects; here the VLM's last prompt token predicts the instructed target's
+pixel in the head image (the oracle IR point the demonstrations carry as a label) and the expert reads that point as
+one more token. Diagnosis on the 18 validation demonstrations (2 frames each unless noted):
+
+| run                                         | val loss instr / bare / swapped | open-loop (hold) | instr. | cue    | image | point err px (centroid) | dot moved: to it / to target |
+|---------------------------------------------|---------------------------------|------------------|--------|--------|-------|-------------------------|------------------------------|
+| dot-IR + pointing (4 frames)                | 0.075 / 0.113 / 0.179           | 0.0251 (0.0325)  | 0.010  | 0.0019 | 0.036 | 14.5 (51.9)             | -                            |
+| dot-IR + pointing                           | 0.077 / 0.124 / 0.193           | 0.0322 (0.0338)  | 0.011  | 0.0031 | 0.026 | 14.7 (46.8)             | 56.1 / 21.6                  |
+| dot-IR + pointing + instruction dropout 0.5 | 0.079 / 0.091 / 0.165           | 0.0301 (0.0338)  | 0.013  | 0.0066 | 0.033 | 14.4 (46.8)             | 53.7 / 21.7                  |
+
+With the pointing loss the learners read their instruction for the first time (validation loss 0.075 with the
+recorded instruction against 0.179 with the other training instruction of the task; before, the two agreed to 1e-3),
+the image moves the chunk 25x more and the open-loop error drops below holding still and below the privileged frozen
+command (0.0251 against 0.0325 / 0.0275). The point lands 14.5 px from the target (a constant guess: 52 px). But
+the pointing reads the words and the layout, not the dot: with the dot moved to another episode's target, the
+predicted point stays 22 px from the true target and 54-56 px from the dot, with or without half of the frames
+trained on the bare task name (where only the dot tells the two training instructions apart). Rolled out on the 95
+held-out episodes the dot-IR + pointing learner (absolute actions) touched an object in 32 and the instructed one
+in 5 (relative joints + state dropout 0.5: 28 / 7): the held-out instructions are variants the learners never heard
+("2nd leftmost" where training said "leftmost" and "second rightmost"), so a learner that points from the words
+points at the training variant's object (reach_tool: the nearest candidate to the end effector was the instructed
+one in 0 of 32 episodes, the left arm reached toward the leftmost tool in most, where the expert uses the right arm
+for the rightmost one). Only a cue it reads can carry it to the new target.
 """
 
 CPU_REACH_PRESET = "cpu_reach"
@@ -312,9 +349,12 @@ CPU_DOT_RADIUS = 12
 # instruction present the dot agrees with what the words and the layout already say, and the learner never reads
 # it (CPU_REACH_NOTES); on the blanked frames only the dot tells the candidates apart.
 CPU_DOT_INSTRUCTION_DROPOUT = 0.5
-# The CPU reach policy and its two variants: the dot-IR policy (Section 4.2) and the language-blanked
-# reference (DESIGN §4b: "our policy with the instruction blanked").
-CPU_REACH_PRESETS = (CPU_REACH_PRESET, "cpu_reach_dot_ir", "cpu_reach_blind_language")
+# The share of the IR variants' frames with a decoy cue (TrainingConfig.cue_decoys): with the cue always on the
+# target, the pointing learnt to point from the words and the layout and ignored the cue (CPU_REACH_NOTES).
+CPU_CUE_DECOYS = 0.3
+# The CPU reach policy and its variants: the dot-IR policy (Section 4.2), the language-blanked reference (DESIGN
+# §4b: "our policy with the instruction blanked") and the attention-map IR policy (Section 4.2's other rendering).
+CPU_REACH_PRESETS = (CPU_REACH_PRESET, "cpu_reach_dot_ir", "cpu_reach_blind_language", "cpu_reach_attn_map_ir")
 
 
 def _cpu_reach_variants(presets: Sequence[TrainingConfig]) -> tuple[TrainingConfig, ...]:
@@ -322,8 +362,11 @@ def _cpu_reach_variants(presets: Sequence[TrainingConfig]) -> tuple[TrainingConf
     # also trains half its frames on the bare task name: there the dot is the only cue (CPU_REACH_NOTES).
     base = {p.name: p for p in presets}[CPU_REACH_PRESET]
     return (replace(base, name=CPU_REACH_PRESETS[1], instruction_dropout=CPU_DOT_INSTRUCTION_DROPOUT,
-                    model_overrides={**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": CPU_DOT_RADIUS}),
-            _blind_language(base))
+                    cue_decoys=CPU_CUE_DECOYS, model_overrides={**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": CPU_DOT_RADIUS}),
+            _blind_language(base),
+            # The attention map is the target alone on a plain background (no scene to point from instead).
+            replace(base, name=CPU_REACH_PRESETS[3], instruction_dropout=CPU_DOT_INSTRUCTION_DROPOUT,
+                    cue_decoys=CPU_CUE_DECOYS, model_overrides={**base.model_overrides, "ir_mode": "attn_map"}))
 
 
 # The declared presets, then tiny_frozen, tiny_lora, tiny_droid_init, tiny_dot_ir, tiny_dot_ir_anchor,

@@ -270,7 +270,8 @@ def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk
 
     With ``config.instruction_source="task_name"`` every item's instruction is its episode's bare task name
     (:class:`TaskNameInstructions`; the set needs the per-episode ``task_name`` column of ``bspatial demos``);
-    with ``config.instruction_dropout`` a seeded share of the frames' is.
+    with ``config.instruction_dropout`` a seeded share of the frames' is. With ``config.cue_decoys`` a seeded share of
+    the frames carry a decoy IR target (:class:`CueDecoys`).
 
     ``chunk_size`` is the policy's (``model.config.chunk_size``): the data follows the model, never a
     second copy of the number.
@@ -290,6 +291,8 @@ def build_dataset(dataset_root: str | os.PathLike, config: TrainingConfig, chunk
     elif config.instruction_dropout:
         dataset = TaskNameInstructions(dataset, episode_tasks(meta.episodes, "task_name"),
                                        share=config.instruction_dropout, seed=config.seed)
+    if config.cue_decoys:
+        dataset = CueDecoys(dataset, config.cue_decoys, config.seed)
     return dataset, tasks
 
 
@@ -361,6 +364,58 @@ class TaskNameInstructions(_DatasetWrapper):
         if not self.blanked(int(item["index"])):
             return item
         return {**item, TASK_KEY: self.instructions[int(item["episode_index"])]}
+
+
+class CueDecoys(_DatasetWrapper):
+    """A LeRobot dataset in which a fixed, seeded share of the frames carry a decoy IR target.
+
+    On those frames the oracle IR point (``oracle.ir_target``, valid; or an older set's ``observation.ir_target``)
+    is a uniformly random pixel of the 224 grid, so the IR image shows the cue there and the pointing label is that
+    pixel, and ``action_is_pad`` is all True, so the demonstrated chunk (which reaches the real target) leaves the
+    flow-matching loss. The pointing then learns that the cue, not the layout, says where to point
+    (``TrainingConfig.cue_decoys``).
+
+    Args:
+        dataset: a ``LeRobotDataset`` whose frames carry the oracle IR target.
+        share: the share of frames with a decoy, in (0, 1).
+        seed: picks the frames and their pixels (with each frame's dataset ``index``).
+    """
+
+    def __init__(self, dataset, share: float, seed: int = 0):
+        super().__init__(dataset)
+        if not 0 < share < 1:
+            raise ValueError(f"share must lie in (0, 1), got {share!r}")
+        if not has_ir_target(dataset.meta.features):
+            raise ValueError(f"cue decoys replace the oracle IR target, and the dataset has none: "
+                             f"{sorted(dataset.meta.features)}")
+        self.share, self.seed = float(share), int(seed)
+
+    def decoy(self, frame_index: int) -> tuple[float, float] | None:
+        """The decoy pixel of the frame with dataset ``index`` ``frame_index``, or None for a real frame."""
+        from .ir_rendering import IR_IMAGE_SIZE
+
+        rng = np.random.default_rng([self.seed, int(frame_index), 1])
+        if rng.random() >= self.share:
+            return None
+        x, y = rng.integers(0, IR_IMAGE_SIZE, size=2)
+        return float(x), float(y)
+
+    def __getitem__(self, index: int) -> dict:
+        from .processing_bspatial_vla import ACTION_IS_PAD_KEY, IR_TARGET_KEY
+
+        item = self.dataset[index]
+        pixel = self.decoy(int(item["index"]))
+        if pixel is None:
+            return item
+        target = torch.tensor(pixel, dtype=torch.float32)
+        decoyed = {**item, ACTION_IS_PAD_KEY: torch.ones_like(torch.as_tensor(item[ACTION_IS_PAD_KEY]), dtype=torch.bool)}
+        if ORACLE_IR_TARGET_KEY in item:
+            valid = torch.as_tensor(item[ORACLE_IR_VALID_KEY])
+            decoyed.update({ORACLE_IR_TARGET_KEY: target.to(torch.as_tensor(item[ORACLE_IR_TARGET_KEY]).dtype),
+                            ORACLE_IR_VALID_KEY: torch.ones_like(valid)})
+        else:
+            decoyed[IR_TARGET_KEY] = target
+        return decoyed
 
 
 class _PerEpisodeImages(_DatasetWrapper):

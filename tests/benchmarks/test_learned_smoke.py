@@ -1,7 +1,7 @@
 """``benchmarks/learned.py --smoke``: the wiring of the learned-policies benchmark, not its learning.
 
-One demonstration of each of the three reach tasks, two training steps of each learner (our tiny baseline, its dot-IR and language-blanked
-variants, an ACT through the real ``lerobot-train``), one held-out and one prompt-probe episode per task each with
+One demonstration of each of the three reach tasks, two training steps of each learner (our tiny baseline, its dot-IR, language-blanked
+and attention-map IR variants, an ACT through the real ``lerobot-train``), one held-out and one prompt-probe episode per task each with
 the references, capped at a few steps; then the CSV and Markdown tables, Table 3's correlation and the leaderboard. A rerun resumes: it records, trains and rolls
 out nothing again.
 """
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "learned.py"
-POLICIES = ["tiny", "tiny_dot_ir", "tiny_blind_language", "act", "random", "scripted", "scripted-memorizer"]
+POLICIES = ["tiny", "tiny_dot_ir", "tiny_blind_language", "tiny_attn_map_ir", "act", "random", "scripted", "scripted-memorizer"]
 
 
 def _run(out: Path, results: Path) -> subprocess.CompletedProcess:
@@ -48,7 +48,7 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
                                                                   ("task_name", "reach dice")}
     # The diagnosis of our three learners on the validation demonstrations, in the Markdown beside the table.
     diagnosis = json.loads((out / "diagnosis.json").read_text())
-    assert sorted(diagnosis) == ["tiny", "tiny_blind_language", "tiny_dot_ir"]
+    assert sorted(diagnosis) == ["tiny", "tiny_attn_map_ir", "tiny_blind_language", "tiny_dot_ir"]
     assert diagnosis["tiny_blind_language"]["trained_prompt"] == "bare" and diagnosis["tiny"]["frames"] == 3 * 4
     assert "| learner | frames | val loss: instruction / bare / swapped |" in markdown
     # Table 3's layout and the leaderboard ran on the learned rows.

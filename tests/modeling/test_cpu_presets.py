@@ -37,12 +37,19 @@ def test_bare_task_name_reads_underscores_as_spaces():
 
 
 def test_cpu_presets_differ_only_in_their_variant_field():
-    base, dot, blind = (get_preset(name) for name in CPU_REACH_PRESETS)
-    assert (base.name, dot.name, blind.name) == ("cpu_reach", "cpu_reach_dot_ir", "cpu_reach_blind_language")
+    base, dot, blind, attn = (get_preset(name) for name in CPU_REACH_PRESETS)
+    assert (base.name, dot.name, blind.name, attn.name) == ("cpu_reach", "cpu_reach_dot_ir", "cpu_reach_blind_language",
+                                                            "cpu_reach_attn_map_ir")
     assert (base.backbone, base.vlm_adapter, base.instruction_source) == ("small", "full", "instruction")
+    assert base.model_overrides["point_loss_weight"] == 1.0 and base.instruction_dropout == 0.0
     assert dict(dot.model_overrides) == {**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": 12}
+    assert dict(attn.model_overrides) == {**base.model_overrides, "ir_mode": "attn_map"}
     assert blind.instruction_source == "task_name"
-    for variant, changed in ((dot, {"name", "model_overrides"}), (blind, {"name", "instruction_source"})):
+    assert dot.instruction_dropout == attn.instruction_dropout == 0.5
+    assert dot.cue_decoys == attn.cue_decoys == 0.3 and base.cue_decoys == blind.cue_decoys == 0.0
+    for variant, changed in ((dot, {"name", "model_overrides", "instruction_dropout", "cue_decoys"}),
+                             (attn, {"name", "model_overrides", "instruction_dropout", "cue_decoys"}),
+                             (blind, {"name", "instruction_source"})):
         differ = {f.name for f in dataclasses.fields(base) if getattr(base, f.name) != getattr(variant, f.name)}
         assert differ == changed
 

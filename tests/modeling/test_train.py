@@ -426,3 +426,36 @@ def test_a_finished_run_is_reused_only_for_its_own_config(tmp_path, dataset_root
         "instruction_dropout: recorded 0.0 vs given 0.5"]
     assert finished_run_differences(tmp_path / "none", get_preset("tiny"), dataset_root)[0].endswith(
         "is missing: the run's config cannot be checked")
+
+
+def test_cue_decoys_move_the_cue_of_a_seeded_share_and_drop_those_actions(ir_root):
+    from bspatial.modeling.training_data import build_dataset
+
+    overrides = {**get_preset("tiny_dot_ir").model_overrides, "point_loss_weight": 1.0}
+    plain, _ = build_dataset(ir_root, get_preset("tiny_dot_ir", model_overrides=overrides), chunk_size=4)
+    decoyed, _ = build_dataset(ir_root, get_preset("tiny_dot_ir", model_overrides=overrides, cue_decoys=0.4), 4)
+    moved = 0
+    for i in range(len(plain)):
+        real, item = plain[i], decoyed[i]
+        if bool(torch.as_tensor(item["action_is_pad"]).all()):   # a decoy: a pixel of the grid, no action loss
+            moved += 1
+            target = torch.as_tensor(item["observation.ir_target"])
+            assert torch.isfinite(target).all() and ((0 <= target) & (target < 224)).all()
+            assert not torch.equal(target, torch.as_tensor(real["observation.ir_target"]))
+            assert torch.equal(torch.as_tensor(item["action"]), torch.as_tensor(real["action"]))   # still the demo's
+        else:   # the other frames are untouched
+            for key in ("observation.ir_target", "action", "action_is_pad"):
+                torch.testing.assert_close(torch.as_tensor(item[key]), torch.as_tensor(real[key]), equal_nan=True)
+    assert 0.2 < moved / len(plain) < 0.6, moved   # 40 frames at a share of 0.4
+
+
+def test_cue_decoys_need_an_ir_policy_that_points(dataset_root):
+    from bspatial.modeling.training_data import CueDecoys, build_dataset
+
+    with pytest.raises(ValueError, match=r"cue_decoys=0.3 needs an IR policy with pointing co-training"):
+        get_preset("tiny", cue_decoys=0.3)
+    with pytest.raises(ValueError, match=r"cue_decoys must lie in \[0, 1\), got 1.0"):
+        get_preset("tiny", cue_decoys=1.0)
+    dataset, _ = build_dataset(dataset_root, get_preset("tiny"), chunk_size=4)
+    with pytest.raises(ValueError, match="cue decoys replace the oracle IR target, and the dataset has none"):
+        CueDecoys(dataset, 0.3)
