@@ -1,17 +1,18 @@
-"""Learned policies, measured (issue 33): demonstrations -> four learners -> rollouts -> a Table 4 beside its references.
+"""Learned policies, measured (issue 33): demonstrations -> five learners -> rollouts -> a Table 4 beside its references.
 
 One resumable command. Every step skips what is already done, so it can be stopped at any moment and rerun:
 
 1. **demos**: ``bspatial demos`` on the training manifest of the tasks (``--demos`` per task), one LeRobot dataset;
-2. **train**: our BSpatialVLA preset (``--preset``, the baseline), its dot-IR variant, its language-blanked
-   variant (every instruction replaced by the task's bare name, :func:`bspatial.catalog.tasks.bare_task_name`),
-   each with ``bspatial.modeling.train`` (a killed run resumes from its newest checkpoint); and LeRobot's ACT
+2. **train**: our BSpatialVLA preset (``--preset``, the baseline), its dot-IR and attention-map IR variants, its
+   language-blanked variant (every instruction replaced by the task's bare name,
+   :func:`bspatial.catalog.tasks.bare_task_name`), each with ``bspatial.modeling.train`` (a killed run resumes from
+   its newest checkpoint; a finished one is reused only when its recorded config is this preset's); and LeRobot's ACT
    through the real ``lerobot-train`` (instruction-blind by construction: ACT reads no language), sized for CPU
    (:data:`ACT_FLAGS`, ``benchmarks/act_recipe.md``);
 3. **rollouts**: every learner and the references ``random``, ``scripted`` and ``scripted-memorizer`` on every
    held-out and prompt-probe entry of the tasks (``bspatial rollout``: one result file per episode, resumable), under
    the chunk controller (the benchmark's protocol); the language-blanked learner is prompted with the bare task name
-   (``--condition task_name``), as it was trained; the dot-IR learner gets the oracle IR point;
+   (``--condition task_name``), as it was trained; the IR learners get the oracle IR point;
 4. **analysis**: ``bspatial analyze correlate`` (Table 3's layout) of a perception run against the learned and
    reference held-out rows, and ``bspatial report --html`` (the leaderboard) over every rollout folder;
 5. **table**: Table 4's layout (held-out soft / strict, probe soft / strict / wrong, Wilson 95%), one row per policy

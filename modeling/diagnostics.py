@@ -139,6 +139,14 @@ def _chunk_error(predicted: np.ndarray, recorded: np.ndarray, pad: np.ndarray) -
     return whole, end
 
 
+def validation_config(preset: str):
+    """``preset`` as validation reads the data: every frame with its recorded instruction and its real IR target,
+    all episodes (the training-only ``instruction_dropout``, ``cue_decoys``, ``instruction_source`` and
+    ``data_fraction`` switched off), tasks by ``task_name``."""
+    return get_preset(preset, task_column="task_name", instruction_source="instruction", instruction_dropout=0.0,
+                      cue_decoys=0.0, data_fraction=1.0)
+
+
 def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, preset: str, *,
              frames_per_episode: int = 4, batch_size: int = 16, seed: int = 0) -> Diagnosis:
     """Measure ``checkpoint`` (a ``pretrained_model`` folder trained with ``preset``) on the demonstrations at
@@ -156,8 +164,7 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
 
     if frames_per_episode < 1:
         raise ValueError(f"frames_per_episode must be >= 1, got {frames_per_episode!r}")
-    config = get_preset(preset, task_column="task_name", instruction_source="instruction", instruction_dropout=0.0,
-                        data_fraction=1.0)
+    config = validation_config(preset)
     trained_prompt = "bare" if get_preset(preset).instruction_source == "task_name" else "instruction"
     model = AutoModel.from_pretrained(checkpoint).eval()
     processor = AutoProcessor.from_pretrained(checkpoint)
@@ -297,5 +304,5 @@ def diagnosis_markdown(rows: Mapping[str, Diagnosis]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Diagnosis", "PROMPTS", "REFERENCES", "diagnose", "diagnosis_markdown", "direction_cosines", "frame_indices",
+__all__ = ["Diagnosis", "PROMPTS", "REFERENCES", "diagnose", "validation_config", "diagnosis_markdown", "direction_cosines", "frame_indices",
            "hold_chunk", "swapped_instructions"]

@@ -339,6 +339,20 @@ in 5 (relative joints + state dropout 0.5: 28 / 7): the held-out instructions ar
 points at the training variant's object (reach_tool: the nearest candidate to the end effector was the instructed
 one in 0 of 32 episodes, the left arm reached toward the leftmost tool in most, where the expert uses the right arm
 for the rightmost one). Only a cue it reads can carry it to the new target.
+
+Two ways to make the pointing read the cue were tried, and neither did (2026-12-06; diagnosis as above, 2 frames
+per validation demonstration, training-only augmentations off in validation: ``diagnostics.validation_config``):
+half the frames on the bare task name (``instruction_dropout`` 0.5, the row above: no change), and on top of it 30%
+of the frames with a decoy cue at a uniformly random pixel whose pointing label follows the cue and whose actions
+leave the loss (``cue_decoys`` 0.3, now in both IR presets). With decoys the training point loss stays at a
+constant guess's level (0.2-0.4 against 0.01-0.03 without), so on the decoy frames the cue is not localised at all,
+and the learner is worse everywhere: point error 28.8 px (centroid 46.8), with the dot moved 51.5 px from it and
+29.0 px from the true target, validation loss 0.148 (0.079 without decoys), open-loop error 0.038 above holding
+still (0.034). The attention-map rendering (``cpu_reach_attn_map_ir``: the target alone as a blob on a plain
+background, no scene to point from instead) behaves the same. So at this size and schedule the from-scratch
+backbone does not localise a cue image at all, while it does localise the instructed object in the camera image
+(14.5 px). What to find out next: whether the IR image slot carries its cue's position to the last prompt token
+(a pointing probe trained on decoy frames alone, with the camera image blanked), before any larger run.
 """
 
 CPU_REACH_PRESET = "cpu_reach"

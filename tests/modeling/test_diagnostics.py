@@ -162,3 +162,16 @@ def test_motion_direction_is_one_when_the_joints_move_the_recorded_way_and_minus
     assert direction_cosines(twice, recorded, state, no_pad) == pytest.approx([1.0])
     assert direction_cosines(opposite, recorded, state, no_pad) == pytest.approx([-1.0])
     assert direction_cosines(twice, recorded, state, np.array([[False, False, True]])) == []   # cut chunk: skipped
+
+
+def test_validation_reads_every_preset_without_its_training_augmentations():
+    from bspatial.modeling.diagnostics import validation_config
+    from bspatial.modeling.training_config import PRESETS
+
+    augmented = [p.name for p in PRESETS if p.instruction_dropout or p.cue_decoys or p.instruction_source != "instruction"]
+    assert {"cpu_reach_dot_ir", "cpu_reach_attn_map_ir", "cpu_reach_blind_language"} <= set(augmented)
+    for preset in PRESETS:
+        config = validation_config(preset.name)
+        assert (config.instruction_dropout, config.cue_decoys, config.instruction_source, config.data_fraction) == \
+            (0.0, 0.0, "instruction", 1.0), preset.name
+        assert dict(config.model_overrides) == dict(preset.model_overrides)   # the model is the preset's
