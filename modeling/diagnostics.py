@@ -51,7 +51,7 @@ from bspatial.catalog.schema import ACTION_SLICES, PROPRIO_SLICES, STATE_DIM
 from bspatial.catalog.tasks import bare_task_name
 from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY
 from .training_config import get_preset
-from .training_data import ProcessorCollate, build_dataset, dataset_metadata, episode_tasks, with_ir_target
+from .training_data import ProcessorCollate, build_dataset, dataset_metadata, episode_tasks
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +158,6 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     from transformers import AutoModel, AutoProcessor
 
     import bspatial.modeling  # noqa: F401  (registers the auto classes)
-    from .ir_rendering import IR_IMAGE_SIZE
     from .modeling_bspatial_vla import PREFIX_KEYS
     from .processing_bspatial_vla import CAMERA_KEY_PREFIX, IR_TARGET_KEY, STATE_KEY, TASK_KEY
 
@@ -194,7 +193,7 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
     has_cue = model.config.ir_mode != "none"
     points: list[tuple[np.ndarray, np.ndarray]] = []   # (predicted, oracle) pixels of the frames with an oracle point
     moved_points: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []   # (predicted, moved cue, own target)
-    to_pixels = lambda p: (p + 1.0) / 2.0 * IR_IMAGE_SIZE  # noqa: E731  (the processor's [-1, 1] map, inverted)
+    to_pixels = processor.point_pixels
     for start in range(0, len(indices), batch_size):
         items = [dataset[i] for i in indices[start:start + batch_size]]
         shape = (len(items), model.config.chunk_size, model.config.action_dim)
@@ -211,7 +210,7 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                 losses[prompt].append(float(model.compute_loss(batch, noise=noise, time=time)) * len(items))
                 if prompt == "instruction" and model.config.predicts_point:
                     predicted = model.encode_prefix(*(batch.get(k) for k in PREFIX_KEYS)).point.numpy()
-                    oracle = batch["point_target"].numpy()
+                    oracle = own = batch["point_target"].numpy()   # own: the frames' real targets, for the cue below
                     ok = np.isfinite(oracle).all(-1)
                     points.append((to_pixels(predicted[ok]), to_pixels(oracle[ok])))
                 if prompt in ("instruction", "swapped"):
@@ -240,8 +239,6 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                                                             moved_batch["state"]).numpy()
                 if name == "cue" and model.config.predicts_point:
                     predicted = model.encode_prefix(*(moved_batch.get(k) for k in PREFIX_KEYS)).point.numpy()
-                    stacked = {k: torch.stack([torch.as_tensor(it[k]) for it in items]) for k in keys}
-                    own = processor.point_targets(with_ir_target(stacked)[IR_TARGET_KEY]).numpy()
                     cue = moved_batch["point_target"].numpy()
                     ok = np.isfinite(cue).all(-1) & np.isfinite(own).all(-1)
                     moved_points.append((to_pixels(predicted[ok]), to_pixels(cue[ok]), to_pixels(own[ok])))
@@ -258,18 +255,11 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
         ok = ~np.isnan(ends)
         open_loop[f"{name}_end"] = (float(np.dot(ends[ok], weights[ok]) / weights[ok].sum()) if ok.any()
                                     else float("nan"))
-    point_to_moved_cue = point_to_true_target = None
-    if moved_points:
-        predicted, cue, own = (np.concatenate(parts) for parts in zip(*moved_points))
-        if len(cue):
-            point_to_moved_cue = float(np.linalg.norm(predicted - cue, axis=1).mean())
-            point_to_true_target = float(np.linalg.norm(predicted - own, axis=1).mean())
-    point_error = point_error_centroid = None
-    if points:
-        predicted, oracle = (np.concatenate(parts) for parts in zip(*points))
-        if len(oracle):
-            point_error = float(np.linalg.norm(predicted - oracle, axis=1).mean())
-            point_error_centroid = float(np.linalg.norm(oracle - oracle.mean(0), axis=1).mean())
+    predicted, cue, own = (np.concatenate(p) for p in zip(*moved_points)) if moved_points else (np.zeros((0, 2)),) * 3
+    point_to_moved_cue, point_to_true_target = _mean_distance(predicted, cue), _mean_distance(predicted, own)
+    predicted, oracle = (np.concatenate(p) for p in zip(*points)) if points else (np.zeros((0, 2)),) * 2
+    point_error = _mean_distance(predicted, oracle)
+    point_error_centroid = _mean_distance(oracle, oracle.mean(0)) if len(oracle) else None
     return Diagnosis(frames=n, episodes=len(lengths), point_error=point_error, point_error_centroid=point_error_centroid,
                      point_to_moved_cue=point_to_moved_cue, point_to_true_target=point_to_true_target,
                      loss={p: sum(v) / n for p, v in losses.items() if v},
@@ -277,6 +267,11 @@ def diagnose(checkpoint: str | os.PathLike, dataset_root: str | os.PathLike, pre
                      direction_cosine=float(np.mean(cosines)) if cosines else float("nan"),
                      cue_effect=_mean_effect(moved_effects["cue"]), trained_prompt=trained_prompt,
                      image_effect=_mean_effect(moved_effects["image"]), state_effect=_mean_effect(moved_effects["state"]))
+
+
+def _mean_distance(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Mean Euclidean distance between matching rows of ``(N, 2)`` pixel arrays; None for no rows."""
+    return float(np.linalg.norm(a - b, axis=-1).mean()) if len(a) else None
 
 
 def _mean_effect(parts: Sequence[tuple[float, int]]) -> float | None:

@@ -376,6 +376,11 @@ class BSpatialVLAProcessor(ProcessorMixin):
         targets = torch.as_tensor(targets, dtype=torch.float32).reshape(-1, 2)
         return targets / IR_IMAGE_SIZE * 2.0 - 1.0
 
+    @staticmethod
+    def point_pixels(points):
+        """The inverse of :meth:`point_targets`: ``[-1, 1]`` points (a model's predicted ``point``) -> pixels."""
+        return (points + 1.0) / 2.0 * IR_IMAGE_SIZE
+
     # ---- pipeline -------------------------------------------------------------------------------
 
     def __call__(self, batch: Mapping, **kwargs) -> BatchFeature:
