@@ -28,6 +28,8 @@ IR_MODES = ("none", "dot", "attn_map")
 IR_IMAGE_NAME = "ir"
 ANCHOR_IMAGE_NAME = "anchor"
 CONTEXT_IMAGE_NAME = "context"
+# Where the pointing head reads (BSpatialVLAConfig.point_readout).
+POINT_READOUTS = ("last_token", "image_tokens")
 
 
 class BSpatialVLAConfig(PretrainedConfig):
@@ -84,6 +86,13 @@ class BSpatialVLAConfig(PretrainedConfig):
             (``[state, point, a_1, ...]``). Training needs the oracle point only as a label: at rollout time the
             policy predicts it from what it sees. 0 (the default): no head, no token
             (``training_config.CPU_REACH_NOTES`` says why the CPU presets use it).
+        point_readout: where the pointing head reads. ``"last_token"``: a linear map of the last prompt token's
+            final hidden state. ``"image_tokens"``: the last prompt token's final hidden state (plus a learned
+            query) attends over the vision tower's tokens of the head-frame images (the IR source camera and the
+            IR image), and the point is the attention-weighted mean of those tokens' grid centres plus a learned
+            per-token offset (a soft-argmax). The hybrid backbone's linear-attention layers carry almost nothing
+            from an image token to the last prompt token, so a backbone trained from scratch localises a cue
+            through the second path only (``training_config.CPU_REACH_NOTES``, "Where the cue is lost").
         max_context_frames: navigation policies (Section 4.1, Appendix 12) also see "a variable-length
             sequence of curated scene-context frames": up to this many ordered frames per sample, placed
             in the prefix before the fixed image slots; a sample with fewer simply has fewer image tokens
@@ -139,6 +148,7 @@ class BSpatialVLAConfig(PretrainedConfig):
     relative_state_dims: list[int] | None = None
     # Pointing co-training: the VLM predicts the target's pixel, the expert reads it (0 = off).
     point_loss_weight: float = 0.0
+    point_readout: str = "last_token"
     # Navigation scene-context frames (Section 4.1, Appendix 12).
     max_context_frames: int = 0
     # Flow matching (openpi pi0.py; see flow_matching.py for the convention: t = 1 is noise,
@@ -200,6 +210,12 @@ class BSpatialVLAConfig(PretrainedConfig):
         weight = self.point_loss_weight
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < float("inf"):
             raise ValueError(f"point_loss_weight must be a finite number >= 0, got {weight!r}")
+        if self.point_readout not in POINT_READOUTS:
+            raise ValueError(f"point_readout must be one of {POINT_READOUTS}, got {self.point_readout!r}")
+        if self.point_readout == "image_tokens" and (not self.predicts_point or self.max_context_frames):
+            raise ValueError(f"point_readout='image_tokens' needs pointing co-training (point_loss_weight > 0, got "
+                             f"{self.point_loss_weight!r}) and no context frames (max_context_frames "
+                             f"{self.max_context_frames!r}: their tokens are not in the head camera's frame)")
         if not isinstance(self.max_context_frames, int) or isinstance(self.max_context_frames, bool) \
                 or self.max_context_frames < 0:
             raise ValueError(f"max_context_frames must be a non-negative integer, got {self.max_context_frames!r}")
@@ -244,6 +260,16 @@ class BSpatialVLAConfig(PretrainedConfig):
         return names
 
     @property
+    def ir_source_camera(self) -> str:
+        """The camera the IR cue is drawn on and the oracle point is measured in (Appendix 13.3: the head)."""
+        return "head" if "head" in self.camera_names else self.camera_names[0]
+
+    @property
+    def point_frame_slots(self) -> list[bool]:
+        """Per image slot, whether its pixels share the IR source camera's current frame (the camera, the IR image)."""
+        return [name in (self.ir_source_camera, IR_IMAGE_NAME) for name in self.image_names]
+
+    @property
     def num_images(self) -> int:
         """How many fixed image slots every sample carries (context frames come on top: 0 to ``max_context_frames``)."""
         return len(self.image_names)
@@ -258,4 +284,4 @@ class BSpatialVLAConfig(PretrainedConfig):
         return self.point_loss_weight > 0
 
 
-__all__ = ["BSpatialVLAConfig", "DEFAULT_CAMERA_NAMES", "IR_MODES"]
+__all__ = ["BSpatialVLAConfig", "DEFAULT_CAMERA_NAMES", "IR_MODES", "POINT_READOUTS"]

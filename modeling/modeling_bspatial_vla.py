@@ -203,6 +203,70 @@ class BSpatialExpertLayer(nn.Module):
         return x + gate * self.mlp(normed)
 
 
+class BSpatialPointReadout(nn.Module):
+    """The ``image_tokens`` pointing head: a soft-argmax over the head-frame image tokens.
+
+    A query (learned, plus a projection of the last prompt token's final hidden state, which has read the
+    instruction) scores every head-frame token of the vision tower; the point is the score-weighted mean of the
+    tokens' grid centres plus a learned per-token offset. The vision tokens are read where they enter the language
+    model (hidden state 0), so the cue's position does not have to cross the hybrid backbone's linear-attention
+    layers to reach the last token. ``context=None`` scores with the learned query alone (cue pretraining,
+    which runs the vision tower without the language model).
+    """
+
+    def __init__(self, hidden_size: int, eps: float):
+        super().__init__()
+        self.token_norm = BSpatialRMSNorm(hidden_size, eps)
+        self.context_norm = BSpatialRMSNorm(hidden_size, eps)
+        # Its own parameter, initialised at unit scale (_init_weights): with the policy's 0.02 the scores start
+        # ~1e-3 apart and a from-scratch tower stayed at the constant guess for 1,500 cue steps
+        # (training_config.CPU_REACH_NOTES, "Where the cue is lost").
+        self.query = nn.Parameter(torch.zeros(hidden_size))
+        self.context_proj = nn.Linear(hidden_size, hidden_size)
+        self.key_proj = nn.Linear(hidden_size, hidden_size)
+        self.offset_proj = nn.Linear(hidden_size, 2)
+
+    def forward(self, tokens: torch.Tensor, centres: torch.Tensor, in_frame: torch.Tensor,
+                context: torch.Tensor | None = None) -> torch.Tensor:
+        """``tokens`` ``(B, L, h)``, ``centres`` ``(B, L, 2)`` in [-1, 1], ``in_frame`` ``(B, L)`` bool
+        (at least one per row), ``context`` ``(B, h)`` or None -> points ``(B, 2)`` in [-1, 1]."""
+        dtype = self.key_proj.weight.dtype
+        normed = self.token_norm(tokens.to(dtype))
+        query = self.query.to(dtype).expand(tokens.shape[0], -1)
+        if context is not None:
+            query = query + self.context_proj(self.context_norm(context.to(dtype)))
+        scores = (self.key_proj(normed) * query[:, None]).sum(-1).float() / normed.shape[-1] ** 0.5
+        weights = scores.masked_fill(~in_frame, float("-inf")).softmax(-1)
+        return (weights[..., None] * (centres.float() + self.offset_proj(normed).float())).sum(1)
+
+
+def image_token_centres(mm_token_type_ids: torch.Tensor, image_grid_thw: torch.Tensor, merge_size: int,
+                        slot_in_frame: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per prefix token, its grid centre ``(x, y)`` in [-1, 1] within its image, and whether it is a token of a
+    head-frame image slot (``slot_in_frame``, indexed by image modulo the slot count: no context frames).
+
+    Qwen's image processor orders each image's merged tokens row by row over the merged grid, the order
+    ``<|image_pad|>`` tokens take in the prompt (tests/modeling/test_point_readout.py checks it on the vision tower).
+    """
+    is_image = mm_token_type_ids.bool()
+    per_image, flags = [], []
+    for index, (frames, height, width) in enumerate(image_grid_thw.tolist()):
+        rows, cols = height // merge_size, width // merge_size
+        ys, xs = torch.meshgrid((torch.arange(rows) + 0.5) / rows * 2 - 1, (torch.arange(cols) + 0.5) / cols * 2 - 1,
+                                indexing="ij")
+        grid = torch.stack([xs, ys], -1).reshape(-1, 2).repeat(frames, 1)
+        per_image.append(grid)
+        flags.append(torch.full((len(grid),), slot_in_frame[index % len(slot_in_frame)]))
+    centres = torch.zeros(*is_image.shape, 2, device=mm_token_type_ids.device)
+    in_frame = torch.zeros_like(is_image)
+    if int(is_image.sum()) != sum(len(g) for g in per_image):
+        raise ValueError(f"{int(is_image.sum())} image tokens in the prompt, {sum(len(g) for g in per_image)} in "
+                         f"image_grid_thw (merge {merge_size})")
+    centres[is_image] = torch.cat(per_image).to(centres.device)
+    in_frame[is_image] = torch.cat(flags).to(in_frame.device)
+    return centres, in_frame
+
+
 class BSpatialActionExpert(nn.Module):
     """Everything trained from scratch in the frozen-VLM policy: the expert and its action, state and
     time projections (Appendix C.1). One submodule, so peft ``modules_to_save=["action_expert"]`` and
@@ -210,7 +274,8 @@ class BSpatialActionExpert(nn.Module):
 
     Token layout of the expert's sequence: ``[state, a_1, ..., a_chunk]`` with learned positions, or
     ``[state, point, a_1, ..., a_chunk]`` with pointing co-training (``config.predicts_point``), whose head
-    (``point_head``: last prompt token's final hidden state -> pixel) lives here too, trained from scratch.
+    lives here too, trained from scratch: ``point_head`` (last prompt token's final hidden state -> pixel) or
+    ``point_readout`` (:class:`BSpatialPointReadout`), per ``config.point_readout``.
     """
 
     def __init__(self, config: BSpatialVLAConfig, vlm_hidden_size: int):
@@ -223,7 +288,10 @@ class BSpatialActionExpert(nn.Module):
         self.time_mlp_out = nn.Linear(width, width)
         self.leading_tokens = 2 if config.predicts_point else 1
         if config.predicts_point:
-            self.point_head = nn.Linear(vlm_hidden_size, 2)
+            if config.point_readout == "image_tokens":
+                self.point_readout = BSpatialPointReadout(vlm_hidden_size, config.expert_rms_norm_eps)
+            else:
+                self.point_head = nn.Linear(vlm_hidden_size, 2)
             self.point_proj = nn.Linear(2, width)
         self.position_embedding = nn.Embedding(config.chunk_size + self.leading_tokens, width)
         self.layers = nn.ModuleList(
@@ -232,8 +300,10 @@ class BSpatialActionExpert(nn.Module):
         self.final_norm = BSpatialAdaRMSNorm(width, width, config.expert_rms_norm_eps, gated=False)
         self.action_out_proj = nn.Linear(width, config.action_dim)
 
-    def project_prefix(self, hidden_states: tuple[torch.Tensor, ...], mask: torch.Tensor) -> BSpatialVLAPrefix:
-        """Cross-attention keys / values of every expert layer from the VLM's ``hidden_states`` tuple."""
+    def project_prefix(self, hidden_states: tuple[torch.Tensor, ...], mask: torch.Tensor,
+                       image_tokens: tuple[torch.Tensor, torch.Tensor] | None = None) -> BSpatialVLAPrefix:
+        """Cross-attention keys / values of every expert layer from the VLM's ``hidden_states`` tuple, and the
+        point; ``image_tokens`` (centres, in-frame flags of :func:`image_token_centres`) for ``image_tokens``."""
         keys_values = tuple(
             layer.project_prefix(hidden_states[self.config.expert_prefix_layer(k)])
             for k, layer in enumerate(self.layers)
@@ -245,7 +315,12 @@ class BSpatialActionExpert(nn.Module):
             positions = torch.arange(mask.shape[1], device=mask.device)
             last = (mask.bool() * positions).argmax(-1)
             final = hidden_states[-1][torch.arange(mask.shape[0], device=mask.device), last]
-            point = self.point_head(final.to(self.point_head.weight.dtype)).float()
+            if self.config.point_readout == "image_tokens":
+                if image_tokens is None:
+                    raise ValueError("point_readout='image_tokens' needs the image tokens' centres")
+                point = self.point_readout(hidden_states[0], *image_tokens, context=final)
+            else:
+                point = self.point_head(final.to(self.point_head.weight.dtype)).float()
         return BSpatialVLAPrefix(keys_values=keys_values, mask=mask.bool(), point=point)
 
     def forward(self, noisy_actions: torch.Tensor, time: torch.Tensor, state: torch.Tensor,
@@ -280,9 +355,11 @@ class BSpatialVLAPreTrainedModel(PreTrainedModel):
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
         # The Qwen3.5 child is a PreTrainedModel and runs its own _init_weights ((1 + w) RMSNorm, A_log).
-        # Special inits sit on leaves (adaRMS modulation, RMSNorm scale); this model holds no buffers.
+        # Special inits sit on leaves (adaRMS modulation, RMSNorm scale) and on the point readout; no buffers.
         std = self.config.initializer_range
-        if isinstance(module, BSpatialAdaRMSNorm):
+        if isinstance(module, BSpatialPointReadout):
+            init.normal_(module.query, mean=0.0, std=1.0)
+        elif isinstance(module, BSpatialAdaRMSNorm):
             init.zeros_(module.weight)
             init.zeros_(module.bias)
         elif isinstance(module, BSpatialRMSNorm):
@@ -396,7 +473,22 @@ class BSpatialVLAForActionPrediction(BSpatialVLAPreTrainedModel):
             out = self.vlm(input_ids=input_ids, attention_mask=attention_mask, mm_token_type_ids=mm_token_type_ids,
                            pixel_values=pixel_values, image_grid_thw=image_grid_thw, output_hidden_states=True,
                            use_cache=False, return_dict=True)
-        return self.action_expert.project_prefix(out.hidden_states, attention_mask)
+        image_tokens = None
+        if self.config.predicts_point and self.config.point_readout == "image_tokens":
+            image_tokens = image_token_centres(mm_token_type_ids, image_grid_thw, self.merge_size,
+                                               self.config.point_frame_slots)
+        return self.action_expert.project_prefix(out.hidden_states, attention_mask, image_tokens)
+
+    @property
+    def merge_size(self) -> int:
+        """How many vision patches per side one image token merges (Qwen3.5 ``spatial_merge_size``)."""
+        return self.config.vlm_config.vision_config.spatial_merge_size
+
+    def image_features(self, pixel_values: torch.Tensor, image_grid_thw: torch.Tensor) -> torch.Tensor:
+        """The vision tower's merged tokens of every image, concatenated in image order ``(tokens, hidden)``:
+        what enters the language model at the ``<|image_pad|>`` positions."""
+        out = self.vlm.get_image_features(pixel_values=pixel_values, image_grid_thw=image_grid_thw)
+        return torch.cat(list(out.pooler_output))   # one tensor per image
 
     def forward(
         self,

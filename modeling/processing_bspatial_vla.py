@@ -205,7 +205,7 @@ class BSpatialVLAProcessor(ProcessorMixin):
         processor = cls(image_processor, tokenizer, stats=stats, image_names=config.image_names,
                         camera_names=config.camera_names, state_num_bins=config.state_num_bins,
                         state_min=config.state_min, state_max=config.state_max, ir_mode=config.ir_mode,
-                        ir_source_camera="head" if "head" in config.camera_names else config.camera_names[0],
+                        ir_source_camera=config.ir_source_camera,
                         max_context_frames=config.max_context_frames, state_in_prompt=config.state_in_prompt,
                         ir_dot_radius=config.ir_dot_radius, relative_action_dims=config.relative_action_dims,
                         relative_state_dims=config.relative_state_dims)

@@ -48,6 +48,7 @@ from bspatial.common.distributed import Launch
 from bspatial.common.files import atomic_write_text, publish_folder
 from bspatial.common.locks import LOCK_FILE, process_lock_name, run_folder_lock
 
+from .cue_pretraining import pretrain_cue
 from .model_card import training_record, write_card_files
 from .training_config import TrainingConfig, get_preset
 from .training_data import (ProcessorCollate, StepBatchSampler, build_dataset, check_dataset_root,
@@ -64,6 +65,7 @@ CHECKPOINTS_DIR = "checkpoints"
 PRETRAINED_DIR = "pretrained_model"
 METRICS_FILE = "metrics.jsonl"
 TRAINING_CONFIG_FILE = "training_config.json"
+CUE_PRETRAINING_FILE = "cue_pretraining.json"  # what the cue pretraining measured (IR presets with it)
 RUN_CONFIG_FILE = "run_config.json"
 RUN_CONFIG_FORMAT = 1
 CHECKPOINT_MARKER = "step.json"  # written last into a checkpoint's staging folder, before it is published
@@ -509,6 +511,11 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
         model, processor, report = build_policy(config, dataset_metadata(dataset_root), init_expert_from)
         dataset, tasks = build_dataset(dataset_root, config, chunk_size=model.config.chunk_size)
         logger.info("preset %s on %d frames of %d episodes: %s", config.name, len(dataset), dataset.num_episodes, report)
+        cue = None
+        if config.cue_pretrain_steps and checkpoint is None:
+            # Before the first policy step only: a resumed run's checkpoint already holds the pretrained tower.
+            cue = pretrain_cue(model, processor, dataset, config.cue_pretrain_steps, batch_size=config.batch_size,
+                               lr=config.peak_lr, seed=config.seed, log_every=config.log_every)
         dataset = policy_dataset(dataset, processor)
         optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.peak_lr,
                                       betas=config.adam_betas, weight_decay=config.weight_decay)
@@ -530,6 +537,8 @@ def train(preset: str, dataset_root: str, output_dir: str, max_steps: int | None
             # dataset leaves an empty folder that a corrected rerun may use.
             atomic_write_text(out / RUN_CONFIG_FILE, json.dumps(record, indent=2) + "\n")
             atomic_write_text(out / TRAINING_CONFIG_FILE, json.dumps(asdict(config), indent=2, default=list))
+            if cue is not None:
+                atomic_write_text(out / CUE_PRETRAINING_FILE, json.dumps(cue.as_dict(), indent=2) + "\n")
         accelerator.wait_for_everyone()
         accelerator.init_trackers(config.name)
         loader = _loader(dataset, tasks, processor, config, start, accelerator)

@@ -76,6 +76,9 @@ class TrainingConfig:
             cue and those frames' actions are left out of the flow-matching loss (they still show the demonstrated
             target). Where only the cue can tell where the point is, the pointing learns to read the cue
             (``CPU_REACH_NOTES``). 0 = never.
+        cue_pretrain_steps: IR policies with the ``image_tokens`` pointing readout: steps of cue pretraining
+            (``cue_pretraining.pretrain_cue``: the vision tower and the readout learn to point at a cue redrawn at
+            random pixels) before the first policy step of a new run; 0 = none. Not counted in ``max_steps``.
     """
 
     name: str
@@ -102,6 +105,7 @@ class TrainingConfig:
     state_dropout: float = 0.0
     instruction_dropout: float = 0.0
     cue_decoys: float = 0.0
+    cue_pretrain_steps: int = 0
 
     def __post_init__(self):
         for name in ("batch_size", "max_steps", "save_every", "log_every", "image_pixels"):
@@ -131,6 +135,13 @@ class TrainingConfig:
                                 or not self.model_overrides.get("point_loss_weight")):
             raise ValueError(f"cue_decoys={self.cue_decoys!r} needs an IR policy with pointing co-training "
                              f"(model_overrides ir_mode and point_loss_weight), got {dict(self.model_overrides)!r}")
+        if not isinstance(self.cue_pretrain_steps, int) or self.cue_pretrain_steps < 0:
+            raise ValueError(f"cue_pretrain_steps must be a non-negative integer, got {self.cue_pretrain_steps!r}")
+        if self.cue_pretrain_steps and (self.model_overrides.get("ir_mode", "none") == "none"
+                                        or self.model_overrides.get("point_readout") != "image_tokens"):
+            raise ValueError(f"cue_pretrain_steps={self.cue_pretrain_steps!r} needs an IR policy with the image_tokens "
+                             f"pointing readout (model_overrides ir_mode and point_readout), got "
+                             f"{dict(self.model_overrides)!r}")
         if self.instruction_dropout and self.instruction_source == "task_name":
             raise ValueError(f"instruction_dropout={self.instruction_dropout!r} with instruction_source='task_name': "
                              f"every frame already has the bare task name")
@@ -353,6 +364,28 @@ background, no scene to point from instead) behaves the same. So at this size an
 backbone does not localise a cue image at all, while it does localise the instructed object in the camera image
 (14.5 px). What to find out next: whether the IR image slot carries its cue's position to the last prompt token
 (a pointing probe trained on decoy frames alone, with the camera image blanked), before any larger run.
+
+Where the cue is lost (2026-12-06, probes on 500 training frames, the cue redrawn at a uniformly random pixel every
+step and the label following it, point loss only, batch 32, AdamW 1e-3, fresh weights; mean error on 100 held-out
+frames, 224 grid; the constant guess is 73 px):
+
+| readout (what the point is computed from)                                  | head image  | steps | error px |
+|----------------------------------------------------------------------------|-------------|-------|----------|
+| last prompt token, linear (``point_readout="last_token"``)                  | real, black | 600   | 73, 73   |
+| attention over the final hidden states of the image tokens, soft-argmax     | real, black | 200   | 74, 73   |
+| the same over hidden state 0 (the vision tokens), query from the last token | real        | 200   | 73       |
+| attention over the vision tower's tokens alone (no language model)          | black       | 300   | 16       |
+| the same                                                                    | real        | 1,500 | 18-21    |
+
+In the trained dot-IR checkpoint (black head image, 8 cue positions) the last prompt token's hidden state varies across
+cue positions by 1e-8 after each of the three Gated-DeltaNet layers and by 0.01 after the one full-attention layer; the dot's own vision token differs by 3.5 (norm 20) between cue positions. So the cue is seen
+by the vision tower and lost between it and the pointing head. Two changes follow, in both IR presets:
+``point_readout="image_tokens"`` (the point is a soft-argmax over the head-frame vision tokens, queried by the last
+prompt token: ``BSpatialPointReadout``) and ``cue_pretrain_steps`` 1,500 (``cue_pretraining.pretrain_cue``: the
+vision tower and the readout alone learn to point at a cue redrawn at random pixels, ~0.2 s a step, before the
+policy's first step). Through the model's own code the dot is found after ~1,000 such steps (23 px at 1,100) once
+the readout's query starts at unit scale; with the policy's 0.02 init it stayed at the constant guess for all
+1,500. The attention map (a blob on a plain background) is found within 300 steps (29 px).
 """
 
 CPU_REACH_PRESET = "cpu_reach"
@@ -366,6 +399,9 @@ CPU_DOT_INSTRUCTION_DROPOUT = 0.5
 # The share of the IR variants' frames with a decoy cue (TrainingConfig.cue_decoys): with the cue always on the
 # target, the pointing learnt to point from the words and the layout and ignored the cue (CPU_REACH_NOTES).
 CPU_CUE_DECOYS = 0.3
+# Cue pretraining of the dot-IR policy (TrainingConfig.cue_pretrain_steps): on real head images the vision tower
+# trained from scratch finds the dot after ~1,000 cue-only steps (CPU_REACH_NOTES, "Where the cue is lost").
+CPU_CUE_PRETRAIN_STEPS = 1500
 # The CPU reach policy and its variants: the dot-IR policy (Section 4.2), the language-blanked reference (DESIGN
 # §4b: "our policy with the instruction blanked") and the attention-map IR policy (Section 4.2's other rendering).
 CPU_REACH_PRESETS = (CPU_REACH_PRESET, "cpu_reach_dot_ir", "cpu_reach_blind_language", "cpu_reach_attn_map_ir")
@@ -376,11 +412,14 @@ def _cpu_reach_variants(presets: Sequence[TrainingConfig]) -> tuple[TrainingConf
     # also trains half its frames on the bare task name: there the dot is the only cue (CPU_REACH_NOTES).
     base = {p.name: p for p in presets}[CPU_REACH_PRESET]
     return (replace(base, name=CPU_REACH_PRESETS[1], instruction_dropout=CPU_DOT_INSTRUCTION_DROPOUT,
-                    cue_decoys=CPU_CUE_DECOYS, model_overrides={**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": CPU_DOT_RADIUS}),
+                    cue_decoys=CPU_CUE_DECOYS, cue_pretrain_steps=CPU_CUE_PRETRAIN_STEPS,
+                    model_overrides={**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": CPU_DOT_RADIUS,
+                                     "point_readout": "image_tokens"}),
             _blind_language(base),
             # The attention map is the target alone on a plain background (no scene to point from instead).
             replace(base, name=CPU_REACH_PRESETS[3], instruction_dropout=CPU_DOT_INSTRUCTION_DROPOUT,
-                    cue_decoys=CPU_CUE_DECOYS, model_overrides={**base.model_overrides, "ir_mode": "attn_map"}))
+                    cue_decoys=CPU_CUE_DECOYS, cue_pretrain_steps=CPU_CUE_PRETRAIN_STEPS,
+                    model_overrides={**base.model_overrides, "ir_mode": "attn_map", "point_readout": "image_tokens"}))
 
 
 # The declared presets, then tiny_frozen, tiny_lora, tiny_droid_init, tiny_dot_ir, tiny_dot_ir_anchor,

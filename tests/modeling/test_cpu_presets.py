@@ -42,13 +42,15 @@ def test_cpu_presets_differ_only_in_their_variant_field():
                                                             "cpu_reach_attn_map_ir")
     assert (base.backbone, base.vlm_adapter, base.instruction_source) == ("small", "full", "instruction")
     assert base.model_overrides["point_loss_weight"] == 1.0 and base.instruction_dropout == 0.0
-    assert dict(dot.model_overrides) == {**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": 12}
-    assert dict(attn.model_overrides) == {**base.model_overrides, "ir_mode": "attn_map"}
+    assert dict(dot.model_overrides) == {**base.model_overrides, "ir_mode": "dot", "ir_dot_radius": 12,
+                                         "point_readout": "image_tokens"}
+    assert dict(attn.model_overrides) == {**base.model_overrides, "ir_mode": "attn_map", "point_readout": "image_tokens"}
+    assert dot.cue_pretrain_steps == attn.cue_pretrain_steps == 1500 and base.cue_pretrain_steps == 0
     assert blind.instruction_source == "task_name"
     assert dot.instruction_dropout == attn.instruction_dropout == 0.5
     assert dot.cue_decoys == attn.cue_decoys == 0.3 and base.cue_decoys == blind.cue_decoys == 0.0
-    for variant, changed in ((dot, {"name", "model_overrides", "instruction_dropout", "cue_decoys"}),
-                             (attn, {"name", "model_overrides", "instruction_dropout", "cue_decoys"}),
+    ir_fields = {"name", "model_overrides", "instruction_dropout", "cue_decoys", "cue_pretrain_steps"}
+    for variant, changed in ((dot, ir_fields), (attn, ir_fields),
                              (blind, {"name", "instruction_source"})):
         differ = {f.name for f in dataclasses.fields(base) if getattr(base, f.name) != getattr(variant, f.name)}
         assert differ == changed
