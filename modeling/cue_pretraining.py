@@ -11,11 +11,12 @@ training then starts from a vision tower that sees the cue.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch.utils.data import default_collate
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ def pretrain_cue(model, processor, dataset, steps: int, *, batch_size: int, lr: 
     try:
         for step in range(steps):
             chosen = rng.choice(len(pool), size=batch_size, replace=len(pool) < batch_size)
-            batch = _collate([pool[i] for i in chosen])
+            batch = default_collate([pool[i] for i in chosen])   # what a DataLoader would hand over
             pixels = rng.uniform(CUE_MARGIN_PX, IR_IMAGE_SIZE - CUE_MARGIN_PX, size=(batch_size, 2))
             batch[IR_TARGET_KEY] = torch.as_tensor(pixels, dtype=torch.float32)
             inputs = processor(batch)
@@ -116,8 +117,3 @@ def pretrain_cue(model, processor, dataset, steps: int, *, batch_size: int, lr: 
         optimizer.zero_grad(set_to_none=True)
     return CuePretraining(steps, losses, float(np.mean(errors[-log_every:])))
 
-
-def _collate(items: Sequence[Mapping]) -> dict:
-    """Stack tensors and list strings of same-keyed frames (the processor's batch layout)."""
-    return {k: (list(v) if isinstance(v[0], str) else torch.stack(list(v)))
-            for k, v in ((k, [item[k] for item in items]) for k in items[0])}
