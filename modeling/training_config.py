@@ -398,7 +398,10 @@ steps; diagnosis on the 18 validation demonstrations, 4 frames each):
 The point now follows the cue wherever it is drawn (before: it stayed 22 px from the true target and 54-56 px from
 the moved dot), the cue moves the chunk 5-20x more than before, and the open-loop error falls below holding still
 (the attention map's to 40% of it). The words no longer matter to either (the three prompts' losses agree): an IR
-policy acts from its cue, as the paper's oracle-IR rows intend. Rollouts: ``benchmarks/results/learned_table4.md``.
+policy acts from its cue, as the paper's oracle-IR rows intend. Rollouts (``benchmarks/results/learned_table4.md``,
+every held-out and probe entry of the three tasks): held-out strict 28.4 (dot) and 37.9 (attention map) against
+random's 8.4, intervals apart; probe strict 38.7 / 40.7 against the baseline's 19.3, wrong targets 14.7 / 2.0 against
+25.3.
 """
 
 CPU_REACH_PRESET = "cpu_reach"
