@@ -41,8 +41,8 @@ def main(argv=None) -> None:
     import numpy as np
 
     from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE as SIZE
-    from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
-    from bspatial.construction.general import rotation_pose, rotation_scene
+    from bspatial.construction.questions.activities import GENERAL_ACTIVITIES, activity_scene
+    from bspatial.construction.questions.general import rotation_pose, rotation_scene
     from bspatial.sim.mujoco_backend import MujocoBackend
 
     layout_s, furnished_ms, bare_ms = [], [], []

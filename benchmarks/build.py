@@ -64,7 +64,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.compare:
         return compare_engines(args.preset, args.seed)
-    from bspatial.construction.build import build
+    from bspatial.construction.publishing.build import build
 
     with tempfile.TemporaryDirectory(prefix="bspatial-build-bench-") as tmp:
         out = args.out or Path(tmp) / "suites"
@@ -102,7 +102,7 @@ def compare_engines(preset: str, seed: int) -> None:
 
     import ray
 
-    from bspatial.construction.build import build
+    from bspatial.construction.publishing.build import build
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     start = time.perf_counter()

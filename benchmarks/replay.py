@@ -40,7 +40,7 @@ def main() -> int:
         parser.error("--observations needs --checkpoint")
 
     from bspatial.catalog.tasks import TASKS as CATALOG, canonical_task_name
-    from bspatial.construction.demos import PROVENANCE_FILE, record_demos
+    from bspatial.construction.demonstrations.demos import PROVENANCE_FILE, record_demos
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
 

@@ -58,7 +58,7 @@ def main() -> None:
         _scale_out(args)
         return
 
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.demonstrations.demos import record_demos
     from bspatial.evaluation.rollout.plan import plan_episodes
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.modeling.train import train

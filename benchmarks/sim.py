@@ -274,8 +274,8 @@ def scene_switch_cost(rounds: int = 3) -> tuple[float, float, int]:
 
     import numpy as np
 
-    from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
-    from bspatial.construction.general import view_robot
+    from bspatial.construction.questions.activities import GENERAL_ACTIVITIES, activity_scene
+    from bspatial.construction.questions.general import view_robot
     from bspatial.sim.mujoco_backend import MujocoBackend
 
     scenes = []

@@ -142,7 +142,7 @@ def render_dot_ir(head_image: np.ndarray, target: tuple[int, int] | None, radius
 def target_or_none(xy) -> tuple[int, int] | None:
     """An ``observation.ir_target`` value ``(x, y)`` as an integer pixel, or None when it is NaN.
 
-    The dataset stores "no valid projection" as NaN (``construction.demos``); rounding is half up,
+    The dataset stores "no valid projection" as NaN (``construction.demonstrations.demos``); rounding is half up,
     as everywhere in this module (targets written by :func:`target_pixel` are integers already).
 
     Example:

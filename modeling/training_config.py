@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES, PROPRIO_SLICES, STATE_DIM
-from bspatial.construction.navigation_vqa import CONTEXT_FRAMES
+from bspatial.construction.questions.navigation_vqa import CONTEXT_FRAMES
 
 # Table S3 common settings: AdamW betas (0.9, 0.95), no weight decay, clipping at 1.0, bf16 without
 # EMA, 4k linear warmup steps, cosine schedule, action horizon 32.

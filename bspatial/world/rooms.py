@@ -1,7 +1,7 @@
 """Room types and furnished rooms: what makes a bathroom read as a bathroom (issue 15 item 2).
 
 Each of the nine home room types the 49 activities use (bddl ``inroom`` types, the same list as
-:data:`bspatial.construction.activities.HOME_ROOMS`) has
+:data:`bspatial.construction.questions.activities.HOME_ROOMS`) has
 
 * the furniture that defines it (:data:`ROOM_TYPES`, ``defining``: groups of BEHAVIOR categories, one of
   each group must be in the room: a bathroom has a toilet, a sink and a bathtub *or* a shower);

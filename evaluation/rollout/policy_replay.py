@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_KEY
-from bspatial.construction.demos import PROVENANCE_FILE
+from bspatial.construction.demonstrations.demos import PROVENANCE_FILE
 
 logger = logging.getLogger(__name__)
 

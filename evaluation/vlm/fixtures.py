@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from bspatial.construction.records import IRRecord, VQARecord
+from bspatial.construction.items.records import IRRecord, VQARecord
 from bspatial.evaluation.vlm.records import features
 from bspatial.scoring.masks import rle_encode
 
