@@ -1,4 +1,4 @@
-"""Benchmark apartments: what the furnished activity apartments (issue 15) cost a build, side by side.
+"""Benchmark apartments: what the furnished activity apartments cost a build, side by side.
 
 For ``--apartments`` seeded activity scenes (the general-VQA apartments: floor plan, furniture, lights) it
 measures, in one process:

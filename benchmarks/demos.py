@@ -12,7 +12,7 @@ machine's load falls on both alike:
 * ``today, head only``: the same with ``bspatial demos --camera head``, the set a head-camera learner needs.
 
 The two switches are module constants of ``demos`` so that this script can set them per round; the datasets are
-checked to hold the same frames (count, state, action) both ways. Issue 33's target: today at least 2x previous.
+checked to hold the same frames (count, state, action) both ways. Target: today at least 2x previous.
 
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/demos.py --episodes 4 --rounds 2``.
 """

@@ -1,4 +1,4 @@
-"""Learned policies, measured (issue 33): demonstrations -> five learners -> rollouts -> a Table 4 beside its references.
+"""Learned policies, measured: demonstrations -> five learners -> rollouts -> a Table 4 beside its references.
 
 One resumable command. Every step skips what is already done, so it can be stopped at any moment and rerun:
 

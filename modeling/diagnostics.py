@@ -1,4 +1,4 @@
-"""Why a learner does or does not learn (issue 33): a trained checkpoint against demonstrations it never saw.
+"""Why a learner does or does not learn: a trained checkpoint against demonstrations it never saw.
 
 Three measurements on the same frames (a few per episode, evenly spaced from its first frame), each with fixed
 noise and flow times, so a number changes only when the checkpoint or the data does:

@@ -9,7 +9,7 @@
   a 256-entry analytic jet LUT sampled over [0, 0.875] (background (0, 0, 128), peak (255, 0, 0));
   no valid target -> a uniform (0, 0, 128) image.
 
-Camera conventions (DESIGN §3): ``K`` = [[fx, 0, cx], [0, fy, cy], [0, 0, 1]]; ``T_world_cam`` is
+Camera conventions: ``K`` = [[fx, 0, cx], [0, fy, cy], [0, 0, 1]]; ``T_world_cam`` is
 the 4 x 4 camera-to-world pose in the OpenCV convention (x right, y down, z forward).
 
 Rounding: "round" means round half up (``floor(x + 0.5)``) everywhere here, not numpy's half-to-even.

@@ -334,8 +334,8 @@ class _DatasetWrapper(torch.utils.data.Dataset):
 class TaskNameInstructions(_DatasetWrapper):
     """A LeRobot dataset whose every item's ``task`` (the instruction) is its episode's bare task name.
 
-    The language-blanked policy (``instruction_source="task_name"``; DESIGN §4b: "our policy with the
-    instruction blanked") sees "reach plate" where the demonstration says "Reach the largest plate from the
+    The language-blanked policy (``instruction_source="task_name"``: our policy with the
+    instruction blanked) sees "reach plate" where the demonstration says "Reach the largest plate from the
     countertop.", so it can only tell the candidates apart from the images.
 
     Args:

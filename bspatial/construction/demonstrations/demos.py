@@ -1,11 +1,11 @@
-"""Scripted-expert demonstrations as one LeRobot v3 dataset (construction issue, item 6).
+"""Scripted-expert demonstrations as one LeRobot v3 dataset.
 
 ``record_demos(out)`` runs :func:`bspatial.tasks.experts.make_expert` on sampled training instances of
 the manipulation tasks (instruction variants cycled), renders the three 224 x 224 policy cameras at
 every control step, keeps the episodes the Table S4 rules score ``correct`` and writes them with
 lerobot's own ``LeRobotDataset.create / add_frame / save_episode / finalize``.
 
-What one frame holds (DESIGN §4 keys):
+What one frame holds (BEHAVIOR's keys):
 
 * ``observation.images.rgb.{head,left_wrist,right_wrist}``: the camera frames the expert's step saw
   (video features);
@@ -21,7 +21,7 @@ What one frame holds (DESIGN §4 keys):
 * ``oracle.ir_target_valid``: float32 ``(1,)``, 1.0 where ``oracle.ir_target`` is the oracle point, else 0.0;
 * ``task``: the instruction text (lerobot's task string).
 
-The oracle IR target (decision, issue 17): it is a privileged label, so it lives outside ``observation.*``
+The oracle IR target (a design decision): it is a privileged label, so it lives outside ``observation.*``
 *and* carries a validity mask. Outside ``observation.*`` because lerobot turns every ``observation.*`` key into a
 policy input (``dataset_to_policy_features``: STATE type) that is normalised and, for ACT / diffusion, expected
 from the environment at evaluation time: an ACT trained on a set with ``observation.ir_target`` would take the
@@ -31,7 +31,7 @@ a NaN in the data makes lerobot's statistics of the feature NaN (``stats.json`` 
 the grid. Our IR-conditioned training reads the pair back as the processor's ``observation.ir_target`` (NaN where
 invalid -> no dot), in ``bspatial.modeling.training_data`` (:func:`~bspatial.modeling.training_data.with_ir_target`).
 
-Recording conventions (issue 17):
+Recording conventions:
 
 * The start state (:mod:`bspatial.tasks.start`, shared with every rollout): the grippers are settled to the task
   family's start command (closed for manipulation, open for navigation) in unrecorded plain physics steps before
@@ -54,7 +54,7 @@ works and ``modeling.train`` samples uniformly over task names with ``task_colum
 columns are appended after ``finalize()`` (:func:`_add_episode_columns`).
 
 Statistics: lerobot's dataset-level quantiles are averages of per-episode histogram quantiles, not
-exact (DESIGN §3). :func:`_write_exact_quantiles` replaces every quantile key (q01 ... q99) of
+exact. :func:`_write_exact_quantiles` replaces every quantile key (q01 ... q99) of
 ``observation.state`` and ``action`` in ``meta/stats.json`` with ``numpy.quantile`` over all frames
 (numpy's default linear interpolation); mean / std / min / max stay lerobot's. ``stats.json`` is strict JSON:
 a non-finite statistic is an error naming the feature, never a ``NaN`` token.
@@ -164,7 +164,7 @@ def scene_seed(seed: int, task: str, attempt: int) -> int:
 
 
 def demo_features(cameras: Sequence[str] = CAMERAS, image_size: int = POLICY_IMAGE_SIZE) -> dict:
-    """LeRobot feature spec of the demonstrations (DESIGN §4 keys)."""
+    """LeRobot feature spec of the demonstrations (BEHAVIOR's keys)."""
     shape = (image_size, image_size, 3)
     features = {image_key(c): {"dtype": "video", "shape": shape, "names": ["height", "width", "channels"]}
                 for c in cameras}
@@ -432,7 +432,7 @@ def _write_episode(dataset, episode: RecordedEpisode, index: int) -> None:
         frame[ACTION_KEY] = episode.actions[t]
         frame[ORACLE_IR_TARGET_KEY] = targets[t]
         frame[ORACLE_IR_VALID_KEY] = valid[t]
-        frame["task"] = episode.instance.instruction  # no timestamp / frame_index (DESIGN §3)
+        frame["task"] = episode.instance.instruction  # no timestamp / frame_index: lerobot computes them
         dataset.add_frame(frame)
     dataset.save_episode(parallel_encoding=False)  # no process pool forked from a GL-holding process
 
@@ -777,7 +777,7 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
         rows, rejected, frames = _record_all(dataset, names, episodes_per_task, seed, split, paperback_prefix,
                                              spa_withheld, workers, ray, cameras)
     finally:
-        dataset.finalize()  # after the last save_episode (DESIGN §3)
+        dataset.finalize()  # after the last save_episode, as lerobot requires
     _add_episode_columns(root, rows)
     _write_exact_quantiles(root, frames)
     images = root / "images"  # lerobot's staging folder for frames before encoding; empty once encoded

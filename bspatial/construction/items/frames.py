@@ -43,11 +43,11 @@ MIN_ANSWER_PIXELS = 800
 """The stricter threshold for the ground-truth (answer) object (Appendix 11: "stricter ... where applicable")."""
 MIN_ROOM_PIXELS = 5000
 """A room is observed (and may be named or offered) when its floor covers >= 5000 px over the four 720x720
-frames (implementation choice: about a 70 x 70 px patch, a clearly visible stretch of floor; issue 16 found
+frames (implementation choice: about a 70 x 70 px patch, a clearly visible stretch of floor; measured:
 20.6% of items offering a room under 5,000 px with the earlier 3,000)."""
 MAX_LAST_FRAME_WALL_SHARE = 0.7
 """A multi-frame sample is used only when walls cover at most 70% of its last frame (the frame the
-questions' egocentric directions refer to): above that the frame is a blank wall (issue 16; measured: rotation
+questions' egocentric directions refer to): above that the frame is a blank wall (measured: rotation
 frames 0.3-0.6, navigation walks that end facing a room's far wall up to 0.77)."""
 STRUCTURAL_CATEGORIES = frozenset({"walls", "floor", "robot"})
 """Names that are never question subjects (they may still be references, e.g. the wall)."""

@@ -58,7 +58,7 @@ def _check_images(kind: str, item_id: str, name: str, images: tuple) -> None:
 
 @dataclass(frozen=True)
 class VQARecord:
-    """One four-option question (DESIGN §4 "Records").
+    """One four-option question.
 
     Attributes:
         id: unique within the suite.
@@ -113,7 +113,7 @@ class VQARecord:
 
 @dataclass(frozen=True)
 class IRRecord:
-    """One point-grounding query (DESIGN §4 "Records").
+    """One point-grounding query.
 
     Attributes:
         id: unique within the suite.

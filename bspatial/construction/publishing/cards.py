@@ -1,4 +1,4 @@
-"""Dataset cards rendered from the templates in ``hub_cards/`` (construction issue, item 5; issue 17, item 5).
+"""Dataset cards rendered from the templates in ``hub_cards/``.
 
 ``render_dataset_card(suite, ...)`` fills ``hub_cards/dataset_<suite>.md`` with the build's configs
 (the README ``configs:`` YAML the Hub and ``load_dataset(<folder>)`` read), counts, data-quality table
@@ -15,9 +15,10 @@ Example:
 
 from __future__ import annotations
 
-import string
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from bspatial.common.templates import fill_template
 
 SPLIT = "test"
 SUITES = ("vqa", "ir")
@@ -28,11 +29,6 @@ def _template_path(suite: str) -> Path:
     from bspatial.common.paths import data_root  # the checkout, or the wheel's share/ folder
 
     return data_root() / "hub_cards" / f"dataset_{suite}.md"
-
-
-def fill_template(template: str | Path, **fields) -> str:
-    """``template``'s text with every ``$placeholder`` filled (KeyError names one we were not given)."""
-    return string.Template(Path(template).read_text()).substitute(**fields)
 
 
 def configs_yaml(configs: Sequence[str]) -> str:

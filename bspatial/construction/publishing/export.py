@@ -37,12 +37,12 @@ def builder_module(suite: str):
 
 
 def quality_report(records: Path) -> str:
-    """The data-quality report of the VQA records (issue 4 item 7), logged and returned as Markdown.
+    """The data-quality report of the VQA records, logged and returned as Markdown.
 
     Raises:
         QualityFailure: the answer-share or blind-baseline check fails on a category of at least
             ``quality.GATE_MIN_ITEMS`` items, or (``AuditFailure``) an item validity
-            rule is broken by more than 1% of a config's items (issue 16).
+            rule is broken by more than 1% of a config's items.
     """
     from bspatial.construction.quality.audit import audit, check
     from bspatial.construction.quality.report import QualityFailure, quality_report
@@ -60,7 +60,7 @@ def quality_report(records: Path) -> str:
     (logger.info if answerability.ok else logger.error)("answerability audit (%s):\n%s",
                                                         "pass" if answerability.ok else "FAIL",
                                                         answerability.to_markdown())
-    check(answerability)   # a rule broken by more than 1% of a config's items fails the build (issue 16)
+    check(answerability)   # a rule broken by more than 1% of a config's items fails the build
     if not report.gate_ok:  # a leak the blind baseline (with its world-knowledge priors) finds fails it too
         raise QualityFailure(f"data-quality report: {report.failures()}")
     return (f"{markdown}\n\nBlind baseline by task or subtype (informational; the checks are per category):\n\n{parts}"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from bspatial.catalog.counts import (IR_QUERIES, MULTI_FRAME_COUNTS, SINGLE_FRAME_COUNTS, TASK_MANIPULATION_VQA,
                                      TASK_NAVIGATION_VQA, split_evenly)
 from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS, TASKS
+from bspatial.common.registry import by_name, lookup
 from bspatial.construction.questions.general import GeneralPlan
 
 
@@ -92,9 +93,7 @@ PRESETS: tuple[Preset, ...] = (
                        activities=49, layouts=3, views=6, rotations=2, navigations=1),
            navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS), vqa_choice=2),
 )
-_BY_NAME = {p.name: p for p in PRESETS}
-if len(_BY_NAME) != len(PRESETS):
-    raise ValueError(f"duplicate preset names in {[p.name for p in PRESETS]}")
+_BY_NAME = by_name(PRESETS, "preset")
 
 
 class PresetShortfall(RuntimeError):
@@ -104,6 +103,4 @@ class PresetShortfall(RuntimeError):
 def get_preset(name: str | Preset) -> Preset:
     if isinstance(name, Preset):
         return name
-    if name not in _BY_NAME:
-        raise ValueError(f"preset must be one of {list(_BY_NAME)}, got {name!r}")
-    return _BY_NAME[name]
+    return lookup(_BY_NAME, name, "preset")

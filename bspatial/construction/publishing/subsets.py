@@ -1,4 +1,4 @@
-"""The ``tiny`` config of each suite: a stratified ~10% subset for API models and people (issue 30 item 4).
+"""The ``tiny`` config of each suite: a stratified ~10% subset for API models and people.
 
 Peers ship one beside their full benchmark (VSI-Bench tiny, SPAR-Bench-Tiny, MindCube-Tiny). Ours is one
 rule: items are grouped into strata (VQA: config x setting x category x subtype x task, the setting
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 TINY_CONFIG = "tiny"
 """Name of the subset config in every suite repo (``load_dataset(..., "tiny")``, ``eval-vlm --config tiny``)."""
 TINY_PERCENT = 10
-"""Share of each stratum the subset keeps, in percent (issue 30 item 4: about 10%, like the peers' tiny sets)."""
+"""Share of each stratum the subset keeps, in percent (about 10%, like the peers' tiny sets)."""
 VQA_STRATA = ("setting", "category", "subtype", "task")
 """VQA columns that, with the config, form a stratum."""
 IR_STRATA = ("task",)

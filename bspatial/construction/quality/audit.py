@@ -1,11 +1,11 @@
-"""The answerability audit of the data-quality report (issue 16, item 2): do the items obey the validity rules?
+"""The answerability audit of the data-quality report: do the items obey the validity rules?
 
 Computed from the records' own metadata with **its own geometry** (a few lines of numpy below, never
 :mod:`bspatial.world.relations`, the calculator the generator uses), so an error in one is caught by the
 other. Per dataset config and rule it counts the items the rule applies to and the items that break it; the
 build fails when any rule is broken by more than :data:`MAX_BREAK_SHARE_PCT` of its items (:class:`AuditFailure`).
 
-Rules (DESIGN §4b; the dataset card states them):
+Rules (the dataset card states them):
 
 ``options_real``
     Every option names something in the frame(s): an object option maps to an object whose segmentation
@@ -46,7 +46,6 @@ Example:
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -59,15 +58,14 @@ from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_AN
     MIN_VISIBLE_PIXELS
 from bspatial.construction.quality import priors
 from bspatial.construction.quality.report import QualityFailure
+from bspatial.world import relations
 
 MAX_BREAK_SHARE_PCT = 1.0
-"""Issue 16: the build fails if any rule is broken by more than 1% of a config's items."""
-QUADRANT_MARGIN_DEG = 15.0
-"""Room quadrants need the offset this far from the robot's axes (general.DIAGONAL_MIN_ANGLE_DEG)."""
+"""The build fails if any rule is broken by more than 1% of a config's items."""
 RULES = ("options_real", "named_visible", "one_true", "same_category", "last_frame_scene", "mixed_category_prior")
 MIXED_CATEGORY_TASKS = ("reach_food_item", "reach_item")
 """Table S2 size tasks whose candidates are "food items" of mixed categories, drawn so that the categories'
-typical sizes do not predict the answer (issue 16). (reach_toys mixes toy categories too; not yet balanced.)"""
+typical sizes do not predict the answer. (reach_toys mixes toy categories too; not yet balanced.)"""
 PRIOR_MARGIN_PCT = 10.0
 """mixed_category_prior fails when the prior picks the answer of more than chance (one in four options) plus
 this many points of a line's items: the blind-baseline gate's 10-point band."""
@@ -161,13 +159,6 @@ def _ranked_ok(values: Mapping[str, float], answer: str, relation: str, margin: 
         _gap(values[n], values[answer]) >= margin for n in values if n != answer)
 
 
-def _quadrant(offset_xy, yaw: float) -> tuple[str, float]:
-    forward = math.cos(yaw) * offset_xy[0] + math.sin(yaw) * offset_xy[1]
-    left = -math.sin(yaw) * offset_xy[0] + math.cos(yaw) * offset_xy[1]
-    angle = math.degrees(math.atan2(abs(left), abs(forward)))   # 0 on the front/back axis, 90 on left/right
-    return f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}", min(angle, 90 - angle)
-
-
 # ----------------------------------------------------------------------------- per-item checks
 
 
@@ -247,8 +238,8 @@ def _room_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
     if row["category"] == "direction":
         a, b = meta["object"], meta["reference"]
         out["named_visible"] = pixels.get(a, 0) >= MIN_ROOM_PIXELS and pixels.get(b, 0) >= MIN_ROOM_PIXELS
-        quadrant, margin = _quadrant(np.subtract(meta["room_centers"][a], meta["room_centers"][b]), meta["last_yaw"])
-        out["one_true"] = quadrant == answer and margin >= QUADRANT_MARGIN_DEG
+        offset = np.subtract(meta["room_centers"][a], meta["room_centers"][b])
+        out["one_true"] = relations.clear_quadrant(*relations.robot_frame_offset(offset, meta["last_yaw"])) == answer
         return out
     rooms = meta["option_rooms"]
     out["options_real"] = set(row["options"]) <= set(rooms) and all(

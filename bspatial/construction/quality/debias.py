@@ -17,7 +17,7 @@ that do not follow from where a category usually stands.
 Each feature is balanced **within each of the blind baseline's cross-fitting folds**
 (:func:`~bspatial.construction.quality.report.blind_fold`), not over the whole pick. Balancing the whole pick
 makes the folds mirror images: a feature right more often than 1/4 in one fold is right less often in the
-other, so the baseline fitted on one fold and scored on the other lands *below* chance (issue 16, measured
+other, so the baseline fitted on one fold and scored on the other lands *below* chance (measured
 on the paper preset: multi-frame size 0 of 16, multi-frame distance 16.9%, chance 25%). Keeping a
 whole-pick term beside the per-fold one (weights 1, 0.5, 0.25 tried) still did it where the pool is tight:
 single-frame size, 46 picked of 134 candidates of a 16-activity plan, scored 15.2 / 13.8 / 15.2% with it and

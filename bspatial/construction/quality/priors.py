@@ -1,4 +1,4 @@
-"""World-knowledge priors for the blind baseline (issue 16, item 3): typical sizes, heights and room areas.
+"""World-knowledge priors for the blind baseline: typical sizes, heights and room areas.
 
 A frontier language model given the prompts without the images answered 67% of general size items right
 from typical sizes alone (a box of cereal is the largest, a lime the smallest), and the text-only baseline of

@@ -1,25 +1,25 @@
-"""The data-quality report every build prints (construction issue, item 7).
+"""The data-quality report every build prints.
 
 Two checks per (dataset config, VQA category), both about whether a model could score without looking at the image:
 
 1. **Answer distribution**: the share of the most frequent answer value (the correct option's text,
    case- and space-normalised). No value may exceed :data:`MAX_ANSWER_SHARE_PCT` of a category.
 2. **Blind baseline**: a text-only predictor that sees the question and the four options, never the
-   image, must stay within :data:`BLIND_MARGIN_POINTS` of chance, on either side (issue 16). Above, the
+   image, must stay within :data:`BLIND_MARGIN_POINTS` of chance, on either side. Above, the
    templates leak answers (an option text that is usually right, a letter position, a question word that
    predicts the option); below, they leak them the other way: what text predicts is reliably wrong, and a
    model that inverts it beats chance.
 
 The blind predictor is a naive-Bayes-style scorer over five feature kinds per option, all within its
 category: the option text, the option's letter, (question token, option text) pairs, (option text,
-rival option text) pairs, and world-knowledge priors (:mod:`~bspatial.construction.quality.priors`, issue 16): the
+rival option text) pairs, and world-knowledge priors (:mod:`~bspatial.construction.quality.priors`): the
 option's rank by typical size or room area among the options for the relation asked, and for above / below
 the sign of the typical height difference of the two things named. The last two kinds are what a language
 model knows: "bucket" beats "apple" for the longest object, a box of cereal is the largest food item, a
 garage the largest room, whatever else is offered.
 Each feature's rate of being the correct option is estimated with add-one smoothing on the fitting
 items; an option's score is the sum of log-odds of its features; the prediction is the best-scoring
-option. The issue asks for a baseline "fitted on a disjoint build": we cross-fit instead, on
+option. The textbook baseline is one fitted on a disjoint build; we cross-fit instead, on
 :data:`BLIND_FOLDS` disjoint folds of the same build split by source frame (questions about one frame
 never sit on both sides), which measures the same leakage without a second build. It is fitted per
 dataset config (a user loads and scores one config at a time), so general and task-grounded
@@ -55,14 +55,14 @@ from bspatial.scoring.stats import wilson_interval
 logger = logging.getLogger(__name__)
 
 MAX_ANSWER_SHARE_PCT = 40.0
-"""Construction issue item 7: no answer value above 40% of a category."""
+"""No answer value may exceed 40% of a category."""
 BLIND_MARGIN_POINTS = 10.0
-"""Construction issue item 7 and issue 16: the blind baseline stays within 10 points of chance per config and
+"""The blind baseline stays within 10 points of chance per config and
 category, above or below."""
 BLIND_FOLDS = 2
 """Cross-fitting folds of the blind baseline (split by source frame)."""
 GATE_MIN_ITEMS = 50
-"""A failing (config, category) fails the build only from this many items (issue 16: leaks fail the build).
+"""A failing (config, category) fails the build only from this many items (leaks fail the build).
 Below it the report still says FAIL, but a few items can clear the Wilson test by letter noise alone
 (measured: the mini preset's 8 task-grounded size items, answers A in 4 of 8, blind 6 of 8), and `make demo`
 builds mini."""
@@ -100,7 +100,7 @@ HEIGHT_DEADBAND_M = 0.1
 
 
 def prior_features(row: Mapping[str, Any], index: int) -> list[tuple]:
-    """World-knowledge features of option ``index`` (issue 16, item 3; :mod:`.priors`): its rank by typical
+    """World-knowledge features of option ``index`` (:mod:`.priors`): its rank by typical
     size among the options (with the relation the question asks), its rank by typical room area, and for
     above / below the sign of the typical height difference of the two things the question names."""
     from bspatial.construction.quality import priors

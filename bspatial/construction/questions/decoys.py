@@ -1,4 +1,4 @@
-"""A fourth visible object of the candidates' category, for three-candidate distance questions (issue 16).
+"""A fourth visible object of the candidates' category, for three-candidate distance questions.
 
 Task-grounded VQA offers four options that all name something in the frame. Three-candidate distance tasks
 (``reach_dice``, ``reach_soda_can``, ``reach_storage_box``, ...) take their fourth option from the frame's
@@ -9,8 +9,8 @@ object has to be nearer the coffee table than the farthest candidate by 15%, for
 game" farther than the closest dice by 15% (and the bed, whose centre lies under the board game, is not),
 and on the paper preset four variants found none in any draw, so their quota moved to other variants.
 
-Then the question's frame gets what Issue 16 names as the other way: "a fourth visible object of the
-category". :func:`decoy_scene` copies a non-answer candidate (same shape, size and orientation, a look of its
+Then the question's frame gets the other remedy: a fourth visible object of the
+category. :func:`decoy_scene` copies a non-answer candidate (same shape, size and orientation, a look of its
 own) to a seeded
 free spot on the candidates' support, inside the head camera's view, at a distance from the reference that
 loses to the answer by the margin, so the task's answer and its margin are unchanged. The copy appears
@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from bspatial.catalog.thresholds import DISTANCE_MARGIN
+from bspatial.catalog.robot import BASE_RADIUS_M
 from bspatial.construction.items.frames import FrameRecord
 from bspatial.tasks.base import TaskInstance
 from bspatial.tasks.manipulation.common import split_variant
@@ -39,8 +40,8 @@ DECOY_TRIES = 400
 """Seeded spots tried before the draw is rejected."""
 CLEARANCE_M = 0.05
 """Free gap (m) between the copy's footprint and every other object's (walls included)."""
-ROBOT_RADIUS_M = 0.45
-"""The robot base's keep-out radius (m) for floor-standing copies (base 0.6 m wide, plus a gap)."""
+ROBOT_KEEP_OUT_M = round(BASE_RADIUS_M + CLEARANCE_M, 6)
+"""The robot base's keep-out radius (m) for floor-standing copies: its planning radius plus the gap (0.45 m)."""
 REGION_M = 0.6
 """Spots are drawn within this distance (m) of the candidates' footprints: the copy stands among them."""
 EDGE_PX = 40
@@ -126,7 +127,7 @@ def decoy_scene(instance: TaskInstance, record: FrameRecord, rng: np.random.Gene
     obstacles = [_footprint(s.center, s.extents, s.rotation) for n, s in record.objects.items()
                  if n != owner and s.category not in ("floor", "robot") and not n.startswith("floor")]
     if owner == "" and record.base_pose is not None:   # floor-standing: keep off the robot's base
-        obstacles.append(Point(*record.base_pose[:2]).buffer(ROBOT_RADIUS_M))
+        obstacles.append(Point(*record.base_pose[:2]).buffer(ROBOT_KEEP_OUT_M))
     blocked = unary_union(obstacles).buffer(CLEARANCE_M)
     near = unary_union([_footprint(record.objects[n].center, record.objects[n].extents, record.objects[n].rotation)
                         for n in names]).buffer(REGION_M)

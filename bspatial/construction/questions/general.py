@@ -56,16 +56,14 @@ from bspatial.world.spec import CameraSpec, RobotSpawn
 
 CAP_SCALE = 1.5
 """Sublinear per-frame cap ceil(1.5 sqrt(n)) (Appendix 11 names a sublinear cap but no constant)."""
-DIAGONAL_MIN_ANGLE_DEG = 15.0
-"""Multi-frame direction: the room offset must be >= 15 degrees away from the robot's axes, so exactly one
-diagonal quadrant applies (implementation choice)."""
 ROTATION_FOVY_DEG = 90.0
 """Rotation frames: a 90-degree square view, so four frames 90 degrees apart cover the full 360 degrees
 (Appendix 11). Our head camera's 60 degrees would leave gaps."""
 ROTATION_PITCH_DEG = 10.0
 """Rotation frames look 10 degrees down so room floors (the room-visibility masks) are in view."""
 HEAD_HEIGHT_M = 1.5
-"""Rotation camera height: the robot's head camera height (bspatial.sim.robot)."""
+"""Rotation and navigation camera height: about the robot's head camera at its start pose
+(:data:`bspatial.catalog.robot.HEAD_CAMERA_HEIGHT_M`, 1.45 m), rounded; these are virtual cameras, not the head's."""
 SETS_PER_REFERENCE = 2
 """Distance questions per object reference (with different answers): more from one frame would repeat it.
 The camera and the arms, one each per frame, ask about every object that can be the answer."""
@@ -74,7 +72,7 @@ TRIPLES_PER_ANSWER = 4
 SIZE_VIEWS = 4
 """Same-category size views per apartment (:mod:`~bspatial.construction.questions.size_views`), one size question
 each: the paper preset's 147 apartments give up to 588 candidates for its 139 size questions. With 2 (at
-most 294, about 200 found) the pick was nearly forced (issue 16, a 16-activity plan: 68 candidates for 46)
+most 294, about 200 found) the pick was nearly forced (measured on a 16-activity plan: 68 candidates for 46)
 and the blind baseline scored 9.4% (chance 25%); 4 views measured 27.4% there (with the per-fold pick)."""
 N_DISTRACTORS = 3
 ARMS = ("left", "right")
@@ -371,19 +369,10 @@ def wall_share(frame, ascene: ActivityScene) -> float:
     return float(np.isin(frame.segmentation, ids).mean())
 
 
-def egocentric(offset_xy, yaw: float) -> tuple[float, float]:
-    """(forward, left) components of a world-xy offset for a robot heading ``yaw``."""
-    c, s = math.cos(yaw), math.sin(yaw)
-    return c * offset_xy[0] + s * offset_xy[1], -s * offset_xy[0] + c * offset_xy[1]
-
-
 def quadrant(offset_xy, yaw: float) -> str | None:
-    """front-left / front-right / back-left / back-right of an offset, or None within the axis margin."""
-    forward, left = egocentric(offset_xy, yaw)
-    norm = math.hypot(forward, left)
-    if norm == 0 or min(abs(forward), abs(left)) < norm * math.sin(math.radians(DIAGONAL_MIN_ANGLE_DEG)):
-        return None
-    return f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}"
+    """front-left / front-right / back-left / back-right of a world-xy offset for a robot heading ``yaw``, or None
+    within the axis margin."""
+    return relations.clear_quadrant(*relations.robot_frame_offset(offset_xy, yaw))
 
 
 def rotation_candidates(pixels: dict[str, int], ascene: ActivityScene, pose: tuple[float, float, float], frame_id: str,

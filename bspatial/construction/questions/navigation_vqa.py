@@ -11,7 +11,7 @@ centre) in the robot's base frame at the current pose.
 Current poses are drawn along the scripted expert's route from a validated spawn (where a navigation
 policy actually is during an episode): a random point of the A* route, heading along the route plus
 a random turn. A pose is kept when the goal criterion does not hold there, the destination is at
-least :data:`MIN_TARGET_DISTANCE_M` away, and its bearing is at least :data:`MIN_AXIS_ANGLE_DEG` from
+least :data:`MIN_TARGET_DISTANCE_M` away, and its bearing is at least :data:`~bspatial.catalog.thresholds.QUADRANT_AXIS_MARGIN_DEG` from
 the front/back and left/right axes (a relation margin: no question sits on a quadrant boundary).
 Each task's questions are picked from the candidates of twice the spawns they need
 (:data:`SPAWN_CHOICE`, at most :data:`QUESTIONS_PER_SPAWN` per spawn) by the prior-balanced pick of
@@ -19,7 +19,7 @@ Each task's questions are picked from the candidates of twice the spawns they ne
 answer value dominates a task and the instruction's words do not predict the quadrant.
 
 Implementation choices (the paper gives no number): the tour is subsampled evenly to
-:data:`CONTEXT_FRAMES` frames (in order, first and last kept) at :data:`NAV_FRAME_SIZE` pixels, and
+:data:`~bspatial.catalog.schema.CONTEXT_FRAMES` frames (in order, first and last kept) at :data:`NAV_FRAME_SIZE` pixels, and
 frames are stored as JPEG (:data:`JPEG_QUALITY`) because every question repeats its scene's tour.
 
 Example:
@@ -39,18 +39,17 @@ from typing import Sequence
 import numpy as np
 
 from bspatial.sim.backend import SimBackend
+from bspatial.catalog.schema import CONTEXT_FRAMES
+from bspatial.catalog.thresholds import QUADRANT_AXIS_MARGIN_DEG
 from bspatial.common.seeds import derive_seed
 from bspatial.construction.quality.debias import balanced_choice
 from bspatial.construction.items.records import VQARecord
+from bspatial.world import relations
 
 QUADRANTS: tuple[str, ...] = ("front-left", "front-right", "back-left", "back-right")
 """Appendix 15.1: "answer with the quadrant the target lies in"; Table S1's multi-frame relations."""
-MIN_AXIS_ANGLE_DEG = 15.0
-"""Relation margin: the destination's bearing is at least this far from the robot's axes."""
 MIN_TARGET_DISTANCE_M = 1.0
 """The destination is at least this far from the base (closer, "front-left" of a 2 m table is moot)."""
-CONTEXT_FRAMES = 12
-"""Tour frames shown before the current view (evenly subsampled, in traversal order)."""
 NAV_FRAME_SIZE = 320
 """Pixels (square) of the context and current frames."""
 JPEG_QUALITY = 90
@@ -60,20 +59,19 @@ SUBTYPE = "robot_relative"
 QUESTION = "Task: {instruction} Where is the {destination} relative to the robot?"
 
 
+def _robot_frame(base_pose: Sequence[float], point: Sequence[float]) -> tuple[float, float]:
+    x, y, yaw = (float(v) for v in base_pose)
+    return relations.robot_frame_offset((float(point[0]) - x, float(point[1]) - y), yaw)
+
+
 def quadrant(base_pose: Sequence[float], point: Sequence[float]) -> str:
     """The quadrant of ``point`` (world xy) in the frame of ``base_pose`` (x, y, yaw; x forward, y left)."""
-    x, y, yaw = (float(v) for v in base_pose)
-    dx, dy = float(point[0]) - x, float(point[1]) - y
-    forward = math.cos(yaw) * dx + math.sin(yaw) * dy
-    left = -math.sin(yaw) * dx + math.cos(yaw) * dy
-    return f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}"
+    return relations.quadrant(*_robot_frame(base_pose, point))
 
 
 def axis_margin_deg(base_pose: Sequence[float], point: Sequence[float]) -> float:
     """Angle (degrees) between the bearing of ``point`` and the nearest robot axis (0..45)."""
-    x, y, yaw = (float(v) for v in base_pose)
-    bearing = math.degrees(math.atan2(float(point[1]) - y, float(point[0]) - x) - yaw) % 90.0
-    return min(bearing, 90.0 - bearing)
+    return relations.axis_margin_deg(*_robot_frame(base_pose, point))
 
 
 @dataclass(frozen=True)
@@ -130,7 +128,7 @@ def candidate_questions(backend: SimBackend, instance, rng: np.random.Generator,
         pose = (float(route[i][0]), float(route[i][1]), math.atan2(math.sin(yaw), math.cos(yaw)))
         distance = float(np.hypot(target[0] - pose[0], target[1] - pose[1]))
         margin = axis_margin_deg(pose, target)
-        if navigation.goal_reached(instance, pose) or distance < MIN_TARGET_DISTANCE_M or margin < MIN_AXIS_ANGLE_DEG:
+        if navigation.goal_reached(instance, pose) or distance < MIN_TARGET_DISTANCE_M or margin < QUADRANT_AXIS_MARGIN_DEG:
             continue
         answer_text = quadrant(pose, target)
         options = tuple(QUADRANTS[j] for j in rng.permutation(len(QUADRANTS)))

@@ -1,4 +1,4 @@
-"""Same-category size views for general single-frame size questions (issue 16; Appendix 11.1).
+"""Same-category size views for general single-frame size questions (Appendix 11.1).
 
 The paper: "Size concerns comparisons of physical size among objects of the same category". An activity
 apartment holds one object per category (options name objects by category), so its ordinary views can only

@@ -19,7 +19,7 @@ direction      direction / object_rel where is the {object} relative to the {ref
 Distractors come from the candidate objects (object answers) or the relation's answer space (cells,
 layers, directions). Candidates that share a category get numbered marks drawn on the frame and
 options "plate 1".."plate 4" (numbers from the seeded generator, so they never encode the order).
-Every option names something in the image (issue 16): the three-candidate distance tasks get a fourth
+Every option names something in the image: the three-candidate distance tasks get a fourth
 visible object that loses by the distance margin (when the frame has none, the build adds one of the
 candidates' category, :mod:`~bspatial.construction.questions.decoys`), and all four options are then numbered marks
 ("object 1".."object 4"); direction distractors are false by the direction margin
@@ -187,7 +187,7 @@ def _size(instance, record, rng) -> Question:
     _check_visible(record, names, answer)
     # Always numbered marks ("food item 2", "toy 4"): the mixed-category tasks (reach_item, reach_food_item,
     # reach_toys) named their options by category, and typical sizes alone (a box of cereal is the largest,
-    # a lime the smallest) then answered 55-64% of them without the image (issue 16).
+    # a lime the smallest) then answered 55-64% of them without the image.
     labels, marks, _ = _labels(instance, record, names, rng, marked=True)
     noun, where = NOUNS[instance.task]
     q = (f"Measuring from the length of the longest dimension (length, width, or height), which {noun} {where} "
@@ -214,7 +214,7 @@ def _distance(instance, record, rng) -> Question:
         raise Rejected(f"distance margin {margin:.3f} < {DISTANCE_MARGIN}")
     _agree(instance, answer)
     _check_visible(record, names, answer)
-    # The landmark the question names must be findable in the frame (issue 16: 8.1% of these items named
+    # The landmark the question names must be findable in the frame (measured: 8.1% of these items named
     # a bottom cabinet or chair under 300 px).
     _check_visible(record, [instance.reference], None)
     if len(names) < N_OPTIONS:

@@ -1,4 +1,4 @@
-"""Candidate food items whose categories do not predict a size rank (issue 16, the mixed-category tasks).
+"""Candidate food items whose categories do not predict a size rank (the mixed-category tasks).
 
 ``reach_food_item`` and ``reach_item`` ask for "the largest / second largest / smallest / second smallest
 food item", and their candidates are of different categories by definition (Table S2). Drawn naively, a

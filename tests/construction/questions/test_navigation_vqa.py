@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from bspatial.catalog.thresholds import QUADRANT_AXIS_MARGIN_DEG
 from bspatial.construction.questions import navigation_vqa as nv
 from bspatial.tasks import navigation
 
@@ -62,7 +63,7 @@ def test_questions_are_correct_balanced_and_off_the_goal(sim_720, task):
         assert q.answer_text == _quadrant_by_rotation(q.pose, target)
         assert q.options[ord(q.answer) - ord("A")] == q.answer_text
         assert sorted(q.options) == sorted(nv.QUADRANTS)
-        assert q.margin_deg >= nv.MIN_AXIS_ANGLE_DEG and q.distance_m >= nv.MIN_TARGET_DISTANCE_M
+        assert q.margin_deg >= QUADRANT_AXIS_MARGIN_DEG and q.distance_m >= nv.MIN_TARGET_DISTANCE_M
         assert not navigation.goal_reached(inst, q.pose)
         assert inst.instruction in q.question
     counts = {a: sum(q.answer_text == a for q in questions) for a in nv.QUADRANTS}
