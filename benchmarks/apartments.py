@@ -1,4 +1,4 @@
-"""Benchmark apartments: what the furnished activity apartments (issue 15) cost a build, side by side.
+"""Benchmark apartments: what the furnished activity apartments cost a build, side by side.
 
 For ``--apartments`` seeded activity scenes (the general-VQA apartments: floor plan, furniture, lights) it
 measures, in one process:
@@ -41,8 +41,8 @@ def main(argv=None) -> None:
     import numpy as np
 
     from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE as SIZE
-    from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
-    from bspatial.construction.general import rotation_pose, rotation_scene
+    from bspatial.construction.questions.activities import GENERAL_ACTIVITIES, activity_scene
+    from bspatial.construction.questions.general import rotation_pose, rotation_scene
     from bspatial.sim.mujoco_backend import MujocoBackend
 
     layout_s, furnished_ms, bare_ms = [], [], []

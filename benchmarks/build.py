@@ -1,12 +1,12 @@
 """Benchmark build: wall time, frames/s, questions/s and peak memory of ``bspatial build --preset``.
 
-Target (issue 15, with the meshes, furnished apartments and clutter): ``--preset paper`` in under 20 minutes on
-this machine's 2 CPU cores (the construction issue's was 30; the paper replayed OmniGibson on an RTX GPU). The build runs in this process, exactly as
-``bspatial build`` runs it; the script then counts what was written (rows and images per suite
-and config, read back from the parquet files) and reports rates over the wall time. Peak memory is
-the process's maximum resident set size (``resource.getrusage``), children included.
+Target (with the meshes, furnished apartments and clutter): ``--preset paper`` in under 20 minutes on
+this machine's 2 CPU cores (30 before those were added; the paper replayed OmniGibson on an RTX GPU).
+The build runs in this process, exactly as ``bspatial build`` runs it; the script then counts what was written
+(rows and images per suite and config, read back from the parquet files) and reports rates over the wall time.
+Peak memory is the process's maximum resident set size (``resource.getrusage``), children included.
 
-``--compare`` (issue 20) builds the preset three times side by side instead: in 1 process, in 2 local worker
+``--compare`` builds the preset three times side by side instead: in 1 process, in 2 local worker
 processes and on Ray with 2 actors (a local 2-CPU cluster, its start-up timed apart), checks the three outputs are
 the same bytes, and reports images per second and the ratios to 1 process.
 
@@ -64,7 +64,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.compare:
         return compare_engines(args.preset, args.seed)
-    from bspatial.construction.build import build
+    from bspatial.construction.publishing.build import build
 
     with tempfile.TemporaryDirectory(prefix="bspatial-build-bench-") as tmp:
         out = args.out or Path(tmp) / "suites"
@@ -102,7 +102,7 @@ def compare_engines(preset: str, seed: int) -> None:
 
     import ray
 
-    from bspatial.construction.build import build
+    from bspatial.construction.publishing.build import build
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     start = time.perf_counter()

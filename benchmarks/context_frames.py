@@ -25,8 +25,8 @@ def render_ratio(rounds: int) -> dict:
     """(a) seconds per episode context, full tour + subsample vs kept poses only."""
     import numpy as np
 
-    from bspatial.construction.context_frames import CONTEXT_FRAME_SIZE
-    from bspatial.construction.navigation_vqa import context_indices
+    from bspatial.construction.demonstrations.context_frames import CONTEXT_FRAME_SIZE
+    from bspatial.construction.questions.navigation_vqa import context_indices
     from bspatial.sim.mujoco_backend import MujocoBackend
     from bspatial.tasks import navigation as nav
     from bspatial.world.floorplans import get_floorplan
@@ -91,7 +91,7 @@ def step_ratios(rounds: int) -> dict:
     """(b) seconds per training step: 12 context frames vs none, one thread vs the default."""
     import torch
 
-    from bspatial.construction.navigation_vqa import CONTEXT_FRAMES
+    from bspatial.construction.questions.navigation_vqa import CONTEXT_FRAMES
 
     default = torch.get_num_threads()
     with_context = _step_seconds(CONTEXT_FRAMES, 1, rounds)

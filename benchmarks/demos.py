@@ -1,18 +1,18 @@
 """Demonstration recording speed: episodes per hour, the previous recording path and today's, side by side.
 
-Both record the same training entries of one task through ``bspatial.construction.demos.record_demos`` (one process,
+Both record the same training entries of one task through ``bspatial.construction.demonstrations.demos.record_demos`` (one process,
 the full write: rendering, lerobot's add_frame / save_episode, statistics, card), alternating rounds so that the
 machine's load falls on both alike:
 
 * ``previous``: the segmentation pass rendered with every RGB frame, lerobot's default writer (a PNG per frame and
   camera, image statistics read back from the PNGs, an encoding pass per camera at the episode's end);
-* ``today``: RGB-only renders (:data:`~bspatial.construction.demos.RGB_ONLY`) and lerobot's streaming encoder
-  (:data:`~bspatial.construction.demos.STREAMING_ENCODING`: frames go straight to per-camera encoder threads, the
+* ``today``: RGB-only renders (:data:`~bspatial.construction.demonstrations.demos.RGB_ONLY`) and lerobot's streaming encoder
+  (:data:`~bspatial.construction.demonstrations.demos.STREAMING_ENCODING`: frames go straight to per-camera encoder threads, the
   image statistics come from the encoder);
 * ``today, head only``: the same with ``bspatial demos --camera head``, the set a head-camera learner needs.
 
 The two switches are module constants of ``demos`` so that this script can set them per round; the datasets are
-checked to hold the same frames (count, state, action) both ways. Issue 33's target: today at least 2x previous.
+checked to hold the same frames (count, state, action) both ways. Target: today at least 2x previous.
 
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/demos.py --episodes 4 --rounds 2``.
 """
@@ -51,7 +51,7 @@ def main() -> int:
 
     import numpy as np
 
-    from bspatial.construction import demos
+    from bspatial.construction.demonstrations import demos
 
     seconds = {way: [] for way in WAYS}
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,6 @@
 """IR scoring memory: peak bytes of ``ir_accuracy`` at 1e4 and 1e5 predictions, beside the one-shot path it replaced.
 
-Issue 14 measured 8 GB for 1e6 predictions. Two causes: every prediction's arrays (points, region
+The one-shot path took 8 GB for 1e6 predictions. Two causes: every prediction's arrays (points, region
 keys, label and detail strings) lived at once, and a dict reference (the dataset's region column
 decoded to one dict per row) became its own region with its own masks and caches, ~20 kB a row at
 720 x 720. ``ir_accuracy`` now scores in chunks keeping only counters, and equal specs share one
@@ -38,7 +38,7 @@ PATHS = ("streaming", "one-shot")
 
 
 def one_shot_ir_accuracy(predictions, references) -> dict[str, float | int]:
-    """The pre-issue-14 ``ir_accuracy``: every prediction's arrays at once, a region per dict row."""
+    """The earlier one-shot ``ir_accuracy``: every prediction's arrays at once, a region per dict row."""
     from bspatial.scoring.aggregate import group_accuracy, task_mean
     from bspatial.scoring.ir import score_ir
     from bspatial.scoring.ir_accuracy import prediction_points

@@ -1,4 +1,4 @@
-"""Learned policies, measured (issue 33): demonstrations -> five learners -> rollouts -> a Table 4 beside its references.
+"""Learned policies, measured: demonstrations -> five learners -> rollouts -> a Table 4 beside its references.
 
 One resumable command. Every step skips what is already done, so it can be stopped at any moment and rerun:
 
@@ -89,7 +89,7 @@ FULL = Scale(demos=100, steps=None, act_steps=1500, episodes=None, max_steps=Non
 SMOKE = Scale(demos=1, steps=2, act_steps=2, episodes=1, max_steps=8, validation_demos=1)
 VALIDATION_SEED = 1
 """The validation demonstrations' build seed: the same training instructions on layouts the training seed (0)
-never drew (``construction.demos.scene_seed`` derives every scene from it)."""
+never drew (``construction.demonstrations.demos.scene_seed`` derives every scene from it)."""
 
 
 def learners(preset: str) -> dict[str, dict]:
@@ -129,7 +129,7 @@ def record(folder: Path, step: str, tasks: list[str], per_task: int, seed: int, 
            timings: Timings) -> Path:
     """Head-camera demonstrations of ``tasks`` from the training manifest at ``folder`` (skipped when done): the
     training set (build seed 0) and the validation set of :func:`diagnose_learners` (:data:`VALIDATION_SEED`)."""
-    from bspatial.construction.demos import PROVENANCE_FILE, record_demos
+    from bspatial.construction.demonstrations.demos import PROVENANCE_FILE, record_demos
 
     if (folder / PROVENANCE_FILE).is_file():
         logger.info("%s: done (%s)", step, folder)
@@ -329,7 +329,7 @@ def analyse(out: Path, runs: dict[tuple[str, str], Path], spatial: set[str], tim
     from the simulator (every reach task above is in them), the chance backend's run on them as the perception
     column (the learners' from-scratch backbones answer no VQA), and every rollout folder; returns (correlation.md,
     the leaderboard's index.html)."""
-    from bspatial.construction.build import build
+    from bspatial.construction.publishing.build import build
     from bspatial.evaluation.analysis.correlate import correlate_runs
     from bspatial.evaluation.analysis.report import write_report
     from bspatial.evaluation.analysis.site import write_site
@@ -393,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
     from bspatial.catalog.tasks import canonical_task_name
-    from bspatial.construction.demos import PROVENANCE_FILE
+    from bspatial.construction.demonstrations.demos import PROVENANCE_FILE
     from bspatial.modeling.diagnostics import Diagnosis, diagnosis_markdown
 
     base = SMOKE if args.smoke else FULL

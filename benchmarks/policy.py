@@ -1,4 +1,4 @@
-"""Policy speed and memory, each a ratio measured side by side in one run (issue 6):
+"""Policy speed and memory, each a ratio measured side by side in one run:
 
 (a) ``sample_actions`` with the VLM prefix computed once vs recomputed at every denoising step
     (``sample_actions_recomputing_prefix``), tiny Qwen3.5 policy, 3 cameras at ``--image-size`` pixels,

@@ -3,7 +3,7 @@
 Records demonstrations of tasks of every family (``bspatial demos``: reach, reach with base proximity, directional
 placement, container placement, navigation), replays each one through ``bspatial rollout --policy replay:<demos>
 --split training`` and prints, per family, how many replays reproduce the recorded outcome (every recorded
-demonstration is ``correct``) and on the recorded step. Issue 33's bar: at least 95% in every family.
+demonstration is ``correct``) and on the recorded step. The bar: at least 95% in every family.
 
 Optionally (``--observations N``, with ``--checkpoint``) the observation check of
 :mod:`bspatial.evaluation.conformance.observations` runs on the first N demonstrations of each task.
@@ -40,7 +40,7 @@ def main() -> int:
         parser.error("--observations needs --checkpoint")
 
     from bspatial.catalog.tasks import TASKS as CATALOG, canonical_task_name
-    from bspatial.construction.demos import PROVENANCE_FILE, record_demos
+    from bspatial.construction.demonstrations.demos import PROVENANCE_FILE, record_demos
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
 

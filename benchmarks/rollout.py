@@ -1,4 +1,4 @@
-"""Rollout throughput on this machine, measured side by side in one run (issue 7's benchmark).
+"""Rollout throughput on this machine, measured side by side in one run.
 
 1. Episodes per hour with a tiny trained policy (demos -> `train("tiny")` -> checkpoint), with the
    synchronous controller (latency 0: the model runs when a new plan is due) vs the simulated
@@ -8,7 +8,7 @@
 3. Navigation: scripted navigation-expert episodes per hour (full budget, stopped on arrival).
 4. Oracle IR cost per policy observation: one dot IR image (project the instructed box through the
    head camera, draw the dot) vs one 224 x 224 head render, in milliseconds, side by side.
-5. Scale-out (issue 20, ``--only scale-out`` runs just this): scripted-expert episodes per hour, full budgets,
+5. Scale-out (``--only scale-out`` runs just this): scripted-expert episodes per hour, full budgets,
    in 1 process vs 2 local worker processes vs Ray with 2 actors (a local 2-CPU cluster, its start-up timed
    apart), on the same plan side by side; and the time the whole Action protocol (469 held-out + 700
    prompt-probe + 401 navigation episodes) takes the scripted expert on 2 cores, projected from each split's
@@ -58,7 +58,7 @@ def main() -> None:
         _scale_out(args)
         return
 
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.demonstrations.demos import record_demos
     from bspatial.evaluation.rollout.plan import plan_episodes
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.modeling.train import train

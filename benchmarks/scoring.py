@@ -2,13 +2,13 @@
 
 Both paths apply the same rules (the loop calls the single-item functions ``parse_choice`` and
 ``score_ir_item`` and accumulates breakdowns in dicts); the script checks that they agree, then
-prints throughput and the ratio measured side by side in this run. Target (foundation issue): at
+prints throughput and the ratio measured side by side in this run. Target: at
 least 20x the loop, each 100k in under 2 s on a 2-core machine.
 
 The IR loop is slow (~1 ms per point), so by default it runs on a seeded subsample and its
 per-item time is scaled to 100k (``--ir-loop-sample 0`` runs all of it).
 
-Then the answer-parser corpus (``tests/fixtures/answer_corpus.json``, issue #21 item 3): the parse of
+Then the answer-parser corpus (``tests/fixtures/answer_corpus.json``): the parse of
 every case beside its expected letter, and the unparseable rate, ours vs expected, per reply shape.
 
 Run: ``.venv/bin/python benchmarks/scoring.py`` (``--corpus-only`` skips the throughput runs)

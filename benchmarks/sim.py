@@ -11,10 +11,10 @@ that also reads depth, decoded to instance ids and metric depth); the reference 
 with ``update_scene`` + RGB render, depth render and segmentation render (its documented way to get
 all three). Part (b) pins the process to one CPU and sets ``LP_NUM_THREADS=1`` (Mesa llvmpipe would
 otherwise render with every core) before mujoco is imported; one control step = ``step`` (8 physics
-substeps, 1/30 s simulated) + three 224x224 renders + ``robot_state``. Target (issue 3): >= 30 Hz.
+substeps, 1/30 s simulated) + three 224x224 renders + ``robot_state``. Target: >= 30 Hz.
 Part (d) runs the same closed loop on a scene of eight task objects wearing the asset library's visual meshes
 (:mod:`bspatial.world.assets`) and on the same scene with its primitives only (the meshes taken off),
-alternating in rounds, and prints both rates and their ratio (issue 15: meshes must keep >= 30 Hz).
+alternating in rounds, and prints both rates and their ratio (target: meshes must keep >= 30 Hz).
 
 Part (e) times warm scene sampling (:func:`bspatial.tasks.sample_instance`) over a fixed list of tasks (every
 task's first variant) and seeds, three ways alternating in rounds: as sampled (an object carries a cheap
@@ -274,8 +274,8 @@ def scene_switch_cost(rounds: int = 3) -> tuple[float, float, int]:
 
     import numpy as np
 
-    from bspatial.construction.activities import GENERAL_ACTIVITIES, activity_scene
-    from bspatial.construction.general import view_robot
+    from bspatial.construction.questions.activities import GENERAL_ACTIVITIES, activity_scene
+    from bspatial.construction.questions.general import view_robot
     from bspatial.sim.mujoco_backend import MujocoBackend
 
     scenes = []

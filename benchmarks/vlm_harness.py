@@ -1,4 +1,4 @@
-"""VLM harness speed, measured side by side in one run (issue 5 targets).
+"""VLM harness speed, measured side by side in one run.
 
 1. Harness overhead per question with the chance backend: read the row, decode its images, build
    the prompt, parse and score (the runner's own loop, logs included). Target: under 2 ms.

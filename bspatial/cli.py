@@ -74,9 +74,9 @@ def _register_subsystem_commands() -> None:
     from bspatial.evaluation.analysis.model_card import model_card_command
     from bspatial.evaluation.vlm.cli import EvalVlmCommand, eval_vlm, human
 
-    from bspatial.construction.cli import build_command, sim_calibrate_budgets
-    from bspatial.construction.gallery_cli import sim_gallery
-    from bspatial.construction.demos_cli import demos_command
+    from bspatial.construction.demonstrations.cli import demos_command, sim_calibrate_budgets
+    from bspatial.construction.gallery.cli import sim_gallery
+    from bspatial.construction.publishing.cli import build_command
     from bspatial.evaluation.rollout.cli import rollout
     from bspatial.evaluation.serving.cli import openpi_norm_stats, serve_policy
     from bspatial.tasks.cli import sim_tasks, sim_view

@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 _DIRECTION_OPTIONS = ["front-left", "front-right", "back-left", "back-right"]
 _COMPARISON_OPTIONS = ["object 1", "object 2", "object 3", "object 4"]
 _TABLE_WIDTH = 132
-_BUILD_PRESET = "tiny"  # bspatial.construction.presets.PRESETS: every template and IR region kind, in seconds
+_BUILD_PRESET = "tiny"  # bspatial.construction.publishing.presets.PRESETS: every template and IR region kind, in seconds
 # One reach task per relation family plus both placement families: a short but complete rollout.
 _ROLLOUT_TASKS = ("reach_plate", "reach_dice", "reach_tool", "place_carving_knife", "place_tupperware_in_fridge")
 # The trained tiny policy's smoke rollout: one demo task, a few steps of training, capped episodes.
@@ -235,7 +235,7 @@ def _layout(title: str, columns: list[str], rows: list[list[str]]) -> Table:
 
 def built_suite_table(workdir: Path, seed: int) -> Table:
     """Build the tiny preset from the simulator and evaluate the chance backend on it (Table 2 layout)."""
-    from bspatial.construction.build import build
+    from bspatial.construction.publishing.build import build
     from bspatial.evaluation.vlm.report import TABLES, load_run, table_rows
     from bspatial.evaluation.vlm.runner import run_suite
 
@@ -308,7 +308,7 @@ def _one_torch_thread():
 
 def policy_table(workdir: Path, seed: int) -> Table:
     """Demos -> tiny policy trained with Accelerate -> closed-loop rollout of the checkpoint."""
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.demonstrations.demos import record_demos
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.tables import group_records, table4_rows
@@ -339,7 +339,7 @@ def policy_table(workdir: Path, seed: int) -> Table:
 
 def navigation_policy_table(workdir: Path, seed: int) -> Table:
     """Navigation demos (with their context frames) -> tiny navigation policy -> rollouts fed the same frames."""
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.demonstrations.demos import record_demos
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.tables import s11_rows

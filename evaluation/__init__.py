@@ -1,1 +1,1 @@
-"""bspatial.evaluation: VLM harness, rollouts, agents, analysis and reports. Filled by later issues."""
+"""bspatial.evaluation: VLM harness, rollouts, agents, analysis and reports."""

@@ -1,6 +1,6 @@
 """Configuration of BEHAVIOR-Spatial-VLA: a pi0.5-style flow-matching policy on a Qwen3.5 backbone.
 
-Architecture only (STYLE rule 3): optimizer, schedule, data and logging live in the training config.
+Architecture only: optimizer, schedule, data and logging live in the training config.
 This file travels inside checkpoints as remote code: it imports only transformers and its siblings.
 """
 
@@ -20,7 +20,7 @@ from .flow_matching import (
     TIME_SCALE,
 )
 
-# Paper Section 4 / DESIGN §4: R1Pro-like robot, 23-dim actions, 32-step chunks, three cameras.
+# Paper Section 4: R1Pro-like robot, 23-dim actions, 32-step chunks, three cameras.
 DEFAULT_CAMERA_NAMES = ("head", "left_wrist", "right_wrist")
 # IR conditioning (Section 4.2, Appendix 13.3): no IR, a dot drawn on the head image, or a
 # standalone Gaussian attention map; each occupies one extra image slot.
@@ -57,7 +57,7 @@ class BSpatialVLAConfig(PretrainedConfig):
         chunk_size: actions per chunk (paper Section 4: 32-step chunks).
         action_dim: action width (paper Section 4: 23-dim R1Pro actions).
         state_dim: proprioceptive state width (``observation.state``); must match the dataset.
-        camera_names: the camera images in input order (DESIGN §4: head, left_wrist, right_wrist).
+        camera_names: the camera images in input order (default: head, left_wrist, right_wrist).
         state_num_bins, state_min, state_max: the discretisation of the normalised state written into
             the text prefix (pi0.5: 256 bins over [-1, 1]); used by the processor.
         state_in_prompt: write the discretised state into the prompt (pi0.5). False leaves it out: the
@@ -129,7 +129,7 @@ class BSpatialVLAConfig(PretrainedConfig):
     expert_rms_norm_eps: float = 1e-6
     prefix_layers: list[int] | None = None
     initializer_range: float = 0.02
-    # Inputs and outputs (Section 4, DESIGN §4).
+    # Inputs and outputs (Section 4).
     chunk_size: int = 32
     action_dim: int = 23
     state_dim: int = 23

@@ -1,4 +1,4 @@
-"""Why a learner does or does not learn (issue 33): a trained checkpoint against demonstrations it never saw.
+"""Why a learner does or does not learn: a trained checkpoint against demonstrations it never saw.
 
 Three measurements on the same frames (a few per episode, evenly spaced from its first frame), each with fixed
 noise and flow times, so a number changes only when the checkpoint or the data does:
@@ -49,7 +49,7 @@ import torch
 
 from bspatial.catalog.schema import ACTION_SLICES, PROPRIO_SLICES, STATE_DIM
 from bspatial.catalog.tasks import bare_task_name
-from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY
+from bspatial.construction.demonstrations.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY
 from .training_config import get_preset
 from .training_data import ProcessorCollate, build_dataset, dataset_metadata, episode_tasks
 

@@ -9,7 +9,7 @@
   a 256-entry analytic jet LUT sampled over [0, 0.875] (background (0, 0, 128), peak (255, 0, 0));
   no valid target -> a uniform (0, 0, 128) image.
 
-Camera conventions (DESIGN §3): ``K`` = [[fx, 0, cx], [0, fy, cy], [0, 0, 1]]; ``T_world_cam`` is
+Camera conventions: ``K`` = [[fx, 0, cx], [0, fy, cy], [0, 0, 1]]; ``T_world_cam`` is
 the 4 x 4 camera-to-world pose in the OpenCV convention (x right, y down, z forward).
 
 Rounding: "round" means round half up (``floor(x + 0.5)``) everywhere here, not numpy's half-to-even.
@@ -142,7 +142,7 @@ def render_dot_ir(head_image: np.ndarray, target: tuple[int, int] | None, radius
 def target_or_none(xy) -> tuple[int, int] | None:
     """An ``observation.ir_target`` value ``(x, y)`` as an integer pixel, or None when it is NaN.
 
-    The dataset stores "no valid projection" as NaN (``construction.demos``); rounding is half up,
+    The dataset stores "no valid projection" as NaN (``construction.demonstrations.demos``); rounding is half up,
     as everywhere in this module (targets written by :func:`target_pixel` are integers already).
 
     Example:

@@ -1,4 +1,4 @@
-"""Model cards of BEHAVIOR-Spatial-VLA exports (issue 19, item 4): ``README.md`` from ``hub_cards/model_vla.md``.
+"""Model cards of BEHAVIOR-Spatial-VLA exports: ``README.md`` from ``hub_cards/model_vla.md``.
 
 Every ``pretrained_model/`` export (each checkpoint's and the final one) carries ``training_run.json``: the run's
 record (training config and data fingerprint, :func:`bspatial.modeling.train.run_record`), the step, the process
@@ -8,7 +8,7 @@ evaluation layer reads the rollout run) adds the per-protocol success rates as `
 
 The front matter is built as data and written by ``yaml.safe_dump``, never by pasting strings into YAML, so any
 preset name, path or task name stays valid YAML; ``string.Template.substitute`` refuses a template placeholder
-this module does not fill (the dataset cards' rule, :func:`bspatial.construction.cards.fill_template`).
+this module does not fill (the dataset cards' rule, :func:`bspatial.common.templates.fill_template`).
 
 Not remote code (a checkpoint does not carry this file).
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from bspatial.common.files import atomic_write_text
-from bspatial.construction.cards import fill_template
+from bspatial.common.templates import fill_template
 
 from .tiny_backbone import OFFLINE_BACKBONES
 from .training_config import TINY_BACKBONE

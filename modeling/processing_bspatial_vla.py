@@ -43,7 +43,7 @@ from transformers.processing_utils import ProcessorMixin
 # `from .x import y` form only: transformers copies a checkpoint's code files by scanning for it.
 from .ir_rendering import DOT_RADIUS, IR_IMAGE_SIZE, render_attention_map_ir, render_dot_ir, target_or_none
 
-# LeRobot feature keys (DESIGN §4, BEHAVIOR's names).
+# LeRobot feature keys (BEHAVIOR's names).
 STATE_KEY = "observation.state"
 ACTION_KEY = "action"
 TASK_KEY = "task"

@@ -50,7 +50,7 @@ def build_tiny_lerobot_dataset(root, tasks: tuple[str, ...] = ("pick up the cup"
                                state_dim: int = 8, action_dim: int = 23, fps: int = 10, seed: int = 0,
                                cameras: tuple[str, ...] = ("head", "left_wrist", "right_wrist"),
                                ir_targets: bool = False):
-    """A tiny LeRobot v3 dataset with DESIGN §4 feature names (videos, random frames), finalised.
+    """A tiny LeRobot v3 dataset with BEHAVIOR's feature names (videos, random frames), finalised.
 
     Actions are a smooth function of time and task so that a policy has something to fit. With
     ``ir_targets``, frames carry ``observation.ir_target`` ((x, y) on the 224 grid; NaN every 7th frame,
@@ -79,10 +79,10 @@ def build_tiny_lerobot_dataset(root, tasks: tuple[str, ...] = ("pick up the cup"
                 if ir_targets:
                     target = rng.integers(0, 224, 2).astype(np.float32)
                     item["observation.ir_target"] = target if frame % 7 != 3 else np.full(2, np.nan, np.float32)
-                item["task"] = task  # no timestamp / frame_index: lerobot computes them (DESIGN §3)
+                item["task"] = task  # no timestamp / frame_index: lerobot computes them
                 dataset.add_frame(item)
             dataset.save_episode(parallel_encoding=False)  # no fork from a threaded process
-    dataset.finalize()  # after the last save_episode (DESIGN §3)
+    dataset.finalize()  # after the last save_episode, as lerobot requires
     return dataset
 
 

@@ -3,7 +3,7 @@
 
 A config dict, a byte-level BPE tokenizer with the vision special tokens, a Qwen3.5-style processor
 and a policy config per size (:data:`OFFLINE_BACKBONES`). Nothing here downloads anything. The tiny sizes
-follow DESIGN §3 (Qwen3.5: hidden 64, 2 layers, layer_types [linear_attention, full_attention], vision
+are the test models' (Qwen3.5: hidden 64, 2 layers, layer_types [linear_attention, full_attention], vision
 depth 2, patch 16, merge 2); the small ones are measured choices (training_config.CPU_REACH_NOTES).
 
 Not remote code.
@@ -97,7 +97,7 @@ class OfflineBackboneSize:
 # Qwen3.5 (like Qwen3-Next) puts one full-attention layer after every three gated-delta-net layers.
 FULL_ATTENTION_INTERVAL = 4
 HEAD_DIM = 32
-# DESIGN §3's test backbone (hidden 64, 2 layers, vision depth 2) with a width-32 expert: tests and the demo.
+# The test backbone (hidden 64, 2 layers, vision depth 2) with a width-32 expert: tests and the demo.
 TINY = OfflineBackboneSize(text_hidden_size=64, text_intermediate_size=128, text_layers=2, text_heads=2,
                            text_kv_heads=1, vision_depth=2, vision_hidden_size=32, vision_intermediate_size=64,
                            vision_heads=2, vision_position_embeddings=16, expert_hidden_size=32, expert_layers=2,

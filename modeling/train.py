@@ -82,7 +82,7 @@ RESUMABLE_FIELDS = frozenset({"max_steps", "save_every", "log_every", "num_worke
 # ---- model ----------------------------------------------------------------------------------------
 
 def dataset_shapes(meta) -> dict:
-    """Camera names and state / action widths from LeRobot metadata (DESIGN §4 feature names)."""
+    """Camera names and state / action widths from LeRobot metadata (BEHAVIOR's feature names)."""
     from .processing_bspatial_vla import ACTION_KEY, CAMERA_KEY_PREFIX, STATE_KEY
 
     missing = [k for k in (STATE_KEY, ACTION_KEY) if k not in meta.features]
@@ -126,7 +126,7 @@ def build_policy(config: TrainingConfig, meta, init_expert_from: str | None = No
         qwen = AutoProcessor.from_pretrained(config.backbone)
     qwen.image_processor.size = {"shortest_edge": min(qwen.image_processor.size["shortest_edge"], config.image_pixels),
                                  "longest_edge": config.image_pixels}
-    # lerobot's dataset-level q01 / q99 are averages of per-episode quantiles, not exact (DESIGN §3).
+    # lerobot's dataset-level q01 / q99 are averages of per-episode quantiles, not exact.
     stats = {k: {q: np.asarray(v[q]).tolist() for q in v if q in ("q01", "q99")} for k, v in meta.stats.items()
              if k in ("observation.state", "action")}
     if model.config.relative_action_dims:
@@ -574,7 +574,7 @@ def _loader(dataset, tasks, processor, config: TrainingConfig, start: int, accel
     sample_episodes = dataset.hf_dataset.with_format("numpy")["episode_index"]
     sampler = StepBatchSampler(task_balanced_weights(sample_episodes, tasks), config.batch_size, config.seed, start,
                                config.max_steps, accelerator.process_index, accelerator.num_processes)
-    # spawn, not fork: torchcodec workers forked after any decode in this process fail (DESIGN §3).
+    # spawn, not fork: torchcodec workers forked after any decode in this process fail.
     context = "spawn" if config.num_workers > 0 else None
     return torch.utils.data.DataLoader(dataset, batch_sampler=sampler, collate_fn=ProcessorCollate(processor),
                                        num_workers=config.num_workers, multiprocessing_context=context)

@@ -1,7 +1,7 @@
 """Training configuration of BEHAVIOR-Spatial-VLA: Table S3's settings and the named presets.
 
 The model config (:mod:`configuration_bspatial_vla`) describes architecture only; optimizer, schedule,
-data and logging live here (STYLE rule 3), in one explicit list of presets (:data:`PRESETS`).
+data and logging live here, in one explicit list of presets (:data:`PRESETS`).
 
 Not remote code.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES, PROPRIO_SLICES, STATE_DIM
-from bspatial.construction.navigation_vqa import CONTEXT_FRAMES
+from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES, CONTEXT_FRAMES, PROPRIO_SLICES, STATE_DIM
+from bspatial.common.registry import by_name, lookup
 
 # Table S3 common settings: AdamW betas (0.9, 0.95), no weight decay, clipping at 1.0, bf16 without
 # EMA, 4k linear warmup steps, cosine schedule, action horizon 32.
@@ -27,9 +27,9 @@ SMALL_BACKBONE = "small"  # the offline random small Qwen3.5 of tiny_backbone (t
 # weight ("full": ours, for backbones initialised from scratch, which a frozen VLM would leave random).
 VLM_ADAPTERS = ("frozen", "lora", "full")
 # What the prompt's task text is: the frame's instruction, or its episode's bare task name
-# (bspatial.catalog.tasks.bare_task_name; the language-blanked reference policy of DESIGN §4b).
+# (bspatial.catalog.tasks.bare_task_name; the language-blanked reference policy).
 INSTRUCTION_SOURCES = ("instruction", "task_name")
-# The R1Pro actions that are joint-position targets and the state entries they command (DESIGN §4 layouts):
+# The R1Pro actions that are joint-position targets and the state entries they command (R1Pro layouts):
 # what a preset predicts relative to the state (``BSpatialVLAConfig.relative_action_dims``, openpi DeltaActions).
 JOINT_ACTION_STATE = (("torso", "torso_qpos"), ("left_arm", "left_arm_qpos"), ("right_arm", "right_arm_qpos"))
 RELATIVE_JOINT_DIMS = {
@@ -42,7 +42,7 @@ POLICY_IMAGE_PIXELS = 224 * 224
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    """Optimisation, schedule, data and logging for one run (the model config is separate, STYLE rule 3).
+    """Optimisation, schedule, data and logging for one run (the model config is separate).
 
     Args:
         name: preset name.
@@ -173,7 +173,7 @@ _DECLARED_PRESETS: tuple[TrainingConfig, ...] = (
     # Tests and the demo: tiny random backbone, fp32, a few steps, no worker processes.
     TrainingConfig("tiny", batch_size=2, peak_lr=1e-3, max_steps=4, warmup_steps=1, mixed_precision="no",
                    backbone=TINY_BACKBONE, save_every=2, log_every=1, num_workers=0, image_pixels=64 * 64),
-    # Issue 33: the reach tasks trained on 2 CPU cores in well under an hour (sizes and measurements:
+    # Measured: the reach tasks trained on 2 CPU cores in well under an hour (sizes and measurements:
     # CPU_REACH_NOTES below). Its dot-IR and language-blanked variants derive from it (_cpu_reach_variants).
     TrainingConfig("cpu_reach", batch_size=32, peak_lr=1e-3, max_steps=1500, warmup_steps=100, mixed_precision="no",
                    backbone=SMALL_BACKBONE, vlm_adapter="full", task_column="task_name", save_every=500,
@@ -202,7 +202,7 @@ def _tiny_variants(presets: Sequence[TrainingConfig]) -> tuple[TrainingConfig, .
                          **{f: getattr(known[name], f) for f in names}) for name, names in fields.items())
 
 
-# ---- cpu_reach: how the sizes were chosen (issue 33 item 2) -------------------------------------------
+# ---- cpu_reach: how the sizes were chosen -------------------------------------------------------------
 CPU_REACH_NOTES = """Sizes of the ``cpu_reach`` presets, measured on the 2-core CPU machine (no GPU), December 2026.
 
 Data: 36 ``bspatial demos`` episodes of reach_plate (5,729 frames; the train split holds two instructions,
@@ -418,8 +418,8 @@ CPU_CUE_DECOYS = 0.3
 # Cue pretraining of the dot-IR policy (TrainingConfig.cue_pretrain_steps): on real head images the vision tower
 # trained from scratch finds the dot after ~1,000 cue-only steps (CPU_REACH_NOTES, "Where the cue is lost").
 CPU_CUE_PRETRAIN_STEPS = 1500
-# The CPU reach policy and its variants: the dot-IR policy (Section 4.2), the language-blanked reference (DESIGN
-# §4b: "our policy with the instruction blanked") and the attention-map IR policy (Section 4.2's other rendering).
+# The CPU reach policy and its variants: the dot-IR policy (Section 4.2), the language-blanked reference (our
+# policy with the instruction blanked) and the attention-map IR policy (Section 4.2's other rendering).
 CPU_REACH_PRESETS = (CPU_REACH_PRESET, "cpu_reach_dot_ir", "cpu_reach_blind_language", "cpu_reach_attn_map_ir")
 
 
@@ -451,6 +451,8 @@ PRESETS: tuple[TrainingConfig, ...] = (_DECLARED_PRESETS + _tiny_variants(_DECLA
                                        # tiny_blind_language: benchmarks/learned.py --smoke's language-blanked row
                                        + (_blind_language({p.name: p for p in _DECLARED_PRESETS}["tiny"]),))
 
+_PRESETS_BY_NAME = by_name(PRESETS, "training preset")
+
 
 def get_preset(name: str, **overrides) -> TrainingConfig:
     """The named preset, with fields replaced by ``overrides``; unknown names list the known ones.
@@ -459,7 +461,4 @@ def get_preset(name: str, **overrides) -> TrainingConfig:
         >>> get_preset("pi05_qwen_lora").peak_lr, get_preset("tiny", max_steps=2).max_steps
         (0.00028, 2)
     """
-    known = {preset.name: preset for preset in PRESETS}
-    if name not in known:
-        raise ValueError(f"unknown preset {name!r}; known presets: {sorted(known)}")
-    return replace(known[name], **overrides)
+    return replace(lookup(_PRESETS_BY_NAME, name, "preset"), **overrides)

@@ -21,7 +21,7 @@ import torch
 
 from bspatial.catalog.tasks import bare_task_name   # one rule with the rollouts' task_name condition
 from bspatial.common.seeds import derive_seed
-from bspatial.construction.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY, PROVENANCE_FILE
+from bspatial.construction.demonstrations.demos import ORACLE_IR_TARGET_KEY, ORACLE_IR_VALID_KEY, PROVENANCE_FILE
 from .training_config import TrainingConfig
 
 
@@ -126,7 +126,7 @@ def with_ir_target(item: Mapping) -> Mapping:
 
     The demonstration sets store the oracle IR target as ``oracle.ir_target`` (an in-range fill where the box has no
     valid projection) beside ``oracle.ir_target_valid`` (1 / 0), outside ``observation.*`` so that no policy takes
-    the label as an input and the statistics stay finite (``bspatial.construction.demos``). The processor and the
+    the label as an input and the statistics stay finite (``bspatial.construction.demonstrations.demos``). The processor and the
     first-frame anchor read ``observation.ir_target`` with NaN meaning "no dot"; this is the one place the pair
     becomes that. An item that already has ``observation.ir_target`` (older sets, which stored NaN there) or has
     no oracle target is returned unchanged.
@@ -334,8 +334,8 @@ class _DatasetWrapper(torch.utils.data.Dataset):
 class TaskNameInstructions(_DatasetWrapper):
     """A LeRobot dataset whose every item's ``task`` (the instruction) is its episode's bare task name.
 
-    The language-blanked policy (``instruction_source="task_name"``; DESIGN §4b: "our policy with the
-    instruction blanked") sees "reach plate" where the demonstration says "Reach the largest plate from the
+    The language-blanked policy (``instruction_source="task_name"``: our policy with the
+    instruction blanked) sees "reach plate" where the demonstration says "Reach the largest plate from the
     countertop.", so it can only tell the candidates apart from the images.
 
     Args:
@@ -522,8 +522,8 @@ class ContextFramesDataset(_PerEpisodeImages):
     """A LeRobot dataset whose items also carry the episode's scene-context frames (navigation policies).
 
     Section 4.1 / Appendix 12: every frame of an episode gets the same ordered context, the episode's strip
-    stored by the recorder (``meta/context_frames/``, :mod:`bspatial.construction.context_frames`: the frames
-    :func:`~bspatial.construction.context_frames.policy_context_frames` renders, which the rollout renders again).
+    stored by the recorder (``meta/context_frames/``, :mod:`bspatial.construction.demonstrations.context_frames`: the frames
+    :func:`~bspatial.construction.demonstrations.context_frames.policy_context_frames` renders, which the rollout renders again).
     Each item gets ``observation.images.context`` ``(max_frames, 3, H, W)`` uint8 in tour order, zero-padded at
     the end, and ``observation.images.context_is_pad`` ``(max_frames,)`` bool, True on the padding, so items of
     episodes with fewer frames collate into one batch (the processor feeds only the real frames).
@@ -539,7 +539,7 @@ class ContextFramesDataset(_PerEpisodeImages):
     """
 
     def __init__(self, dataset, max_frames: int, cache_size: int = CONTEXT_CACHE_EPISODES):
-        from bspatial.construction.context_frames import CONTEXT_FRAMES_DIR, context_frames_path
+        from bspatial.construction.demonstrations.context_frames import CONTEXT_FRAMES_DIR, context_frames_path
 
         if not isinstance(max_frames, int) or isinstance(max_frames, bool) or max_frames < 1:
             raise ValueError(f"max_frames must be a positive integer, got {max_frames!r}")
@@ -560,7 +560,7 @@ class ContextFramesDataset(_PerEpisodeImages):
         return self._cached(episode)
 
     def _compute(self, episode: int) -> tuple[torch.Tensor, torch.Tensor]:
-        from bspatial.construction.context_frames import context_frames_path, read_context_frames
+        from bspatial.construction.demonstrations.context_frames import context_frames_path, read_context_frames
 
         frames = read_context_frames(self.dataset.root, episode)
         if len(frames) > self.max_frames:

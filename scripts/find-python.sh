@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Print the path of a working Python >= 3.12 (lerobot 0.6.1 requires it), or fail saying how to get one.
-# Order (DESIGN §3): $PYTHON, python3.12 / python3.13 that actually run (pyenv shims may exist and
+# Order: $PYTHON, python3.12 / python3.13 that actually run (pyenv shims may exist and
 # still answer "command not found"), then pyenv's installed versions.
 set -u
 works() { "$1" -c 'import sys, venv; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; }

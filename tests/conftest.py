@@ -70,7 +70,7 @@ RAY_TEST_CPUS = 2
 def ray_cluster():
     """``ray`` initialised on a local 2-CPU cluster (no dashboard, no usage stats); its GCS address is
     ``ray_cluster.get_runtime_context().gcs_address``. Shut down at the end of the session."""
-    ray = pytest.importorskip("ray")
+    import ray   # make test installs the [ray] extra: a missing ray is a failure, not a skip
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")   # the machine has no network
     started = not ray.is_initialized()
     if started:

@@ -22,7 +22,7 @@ def test_demo_prints_the_tables_and_reruns_resuming(tmp_path):
     assert "Tiny trained policy" in out
     # The tiny navigation policy: trained on navigation demos with their context frames, rolled out fed them.
     assert "Table S11 layout: tiny navigation policy" in out
-    from bspatial.construction.navigation_vqa import CONTEXT_FRAMES
+    from bspatial.construction.questions.navigation_vqa import CONTEXT_FRAMES
     from bspatial.evaluation.rollout.episodes import load_results
 
     records = load_results(tmp_path / "demo" / "rollouts" / "tiny-navigation-policy")
@@ -44,7 +44,7 @@ def test_demo_prints_the_tables_and_reruns_resuming(tmp_path):
 
 def test_a_demo_interrupted_while_training_continues_the_run(tmp_path):
     """The demo's policy folder holds a run stopped at step 1: the rerun resumes it (train refuses to start over)."""
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.demonstrations.demos import record_demos
     from bspatial.demo import _POLICY_DEMO_TASK, policy_table
     from bspatial.modeling.train import train
 

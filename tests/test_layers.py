@@ -14,6 +14,8 @@ README's Layout section says what each holds):
     evaluation  bspatial.evaluation
     entry points bspatial.cli, bspatial.hub, bspatial.demo
 
+Inside ``construction`` and ``evaluation`` the sub-packages are layered the same way (:data:`SUBLAYERS`).
+
 The ``evaluate`` modules in ``metrics/`` may import only the foundation and scoring.
 """
 
@@ -147,8 +149,8 @@ def test_the_walker_sees_function_level_and_relative_imports():
     # A negative control for the walker itself: a cycle and an upward import hidden in a function body.
     assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert find_cycles({"a": {"b"}, "b": set()}) == []
-    # construction.budgets imports the episode loop only inside calibrate's helpers.
-    edges = imported_modules("bspatial.construction.budgets", MODULES["bspatial.construction.budgets"])
+    # construction.demonstrations.budgets imports the episode loop only inside calibrate's helpers.
+    edges = imported_modules("bspatial.construction.demonstrations.budgets", MODULES["bspatial.construction.demonstrations.budgets"])
     assert "bspatial.tasks.episode" in edges
     train = imported_modules("bspatial.modeling.train", MODULES["bspatial.modeling.train"])
     assert "bspatial.modeling.training_data" in train   # a relative import, resolved
@@ -194,8 +196,54 @@ def _package_graph(graph: dict[str, set[str]], parent: str) -> dict[str, set[str
     return packages
 
 
-@pytest.mark.parametrize("parent", ["bspatial.evaluation", "bspatial.construction"])
-def test_no_package_cycles_inside_the_big_folders(graph, parent):
-    # Before issue 33's mend, evaluation's rollout <-> envs (policy_lerobot), rollout <-> serving (policy_openpi) and
-    # vlm <-> analysis (the `report` command) closed one cycle of six sub-packages here.
-    assert find_cycles(_package_graph(graph, parent)) == []
+# The layers inside the two big folders, bottom first: a sub-package (or a module directly in the folder) imports
+# only from layers below its own, never a sibling of its layer nor one above. The README's Layout section says the
+# same in words.
+SUBLAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "bspatial.evaluation": (
+        ("vlm",),                               # VLM backends, runs, prompts, reports of one run
+        ("rollout", "lmms_eval_tasks"),         # the rollout loop and its predictors; lmms-eval's task files
+        ("envs", "serving", "agents"),          # gym/LeRobot envs, the openpi server, code-as-policy agents
+        ("conformance", "analysis"),            # observation checks across paths; tables, joins, leaderboard, site
+    ),
+    "bspatial.construction": (
+        ("items", "splits", "gallery"),         # records and frames; split manifests; the asset gallery
+        ("quality",),                           # validity rules: report, audit, priors, prior-balanced sampling
+        ("questions", "ir_labels"),             # VQA question generators; IR region labels
+        ("publishing",),                        # presets, per-task records, export, cards: the build
+        ("demonstrations",),                    # LeRobot demonstrations, context frames, step budgets
+    ),
+}
+
+
+def sublayer_violations(packages: dict[str, set[str]], parent: str) -> list[str]:
+    """Edges of ``packages`` (a :func:`_package_graph`) that do not point to a lower sub-layer of ``parent``, and
+    sub-packages no sub-layer names."""
+    rank = {f"{parent}.{name}": index for index, names in enumerate(SUBLAYERS[parent]) for name in names}
+    problems = [f"{source} is in no sub-layer of {parent}: add it to SUBLAYERS (and to the README's Layout)"
+                for source in sorted(packages) if source not in rank]
+    problems += [f"{source} (sub-layer {rank[source]}) imports {target} (sub-layer {rank[target]})"
+                 for source, targets in sorted(packages.items()) if source in rank
+                 for target in sorted(targets) if target in rank and rank[target] >= rank[source]]
+    return problems
+
+
+def test_the_sublayer_check_catches_an_upward_and_a_sibling_import():
+    # A negative control: rollout importing analysis (upward) and envs importing serving (a sibling) are both named.
+    parent = "bspatial.evaluation"
+    packages = {f"{parent}.rollout": {f"{parent}.vlm", f"{parent}.analysis"}, f"{parent}.vlm": set(),
+                f"{parent}.analysis": set(), f"{parent}.envs": {f"{parent}.serving"}, f"{parent}.serving": set(),
+                f"{parent}.newcomer": set()}
+    assert sublayer_violations(packages, parent) == [
+        "bspatial.evaluation.newcomer is in no sub-layer of bspatial.evaluation: add it to SUBLAYERS (and to the "
+        "README's Layout)",
+        "bspatial.evaluation.envs (sub-layer 2) imports bspatial.evaluation.serving (sub-layer 2)",
+        "bspatial.evaluation.rollout (sub-layer 1) imports bspatial.evaluation.analysis (sub-layer 3)",
+    ]
+
+
+@pytest.mark.parametrize("parent", sorted(SUBLAYERS))
+def test_the_big_folders_keep_their_sublayers(graph, parent):
+    packages = _package_graph(graph, parent)
+    assert find_cycles(packages) == []
+    assert sublayer_violations(packages, parent) == []

@@ -70,8 +70,8 @@ def test_eval_vlm_refuses_a_part_folder_another_run_holds(tmp_path, holder):
 
 
 def test_build_and_demos_refuse_an_output_another_run_holds(tmp_path, holder):
-    from bspatial.construction.build import build
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.publishing.build import build
+    from bspatial.construction.demonstrations.demos import record_demos
 
     holder(tmp_path, ".built.lock")
     with pytest.raises(RunFolderLocked, match="holder-under-test"):

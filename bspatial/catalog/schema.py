@@ -1,6 +1,6 @@
 """The data contract every layer shares: action and state layouts, cameras, rates, image sizes, LeRobot keys.
 
-One definition each (DESIGN §4). The remote-code files of ``modeling/`` (which may import only torch,
+One definition each. The remote-code files of ``modeling/`` (which may import only torch,
 transformers, numpy, PIL and each other) keep their own copies; ``tests/catalog/test_schema.py`` pins
 them equal to these.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 # ----------------------------------------------------------------------------- robot action (R1Pro)
 
 ACTION_DIM = 23
-"""R1Pro action layout (DESIGN §4, BEHAVIOR's R1Pro): see :data:`ACTION_SLICES`."""
+"""R1Pro action layout (BEHAVIOR's R1Pro): see :data:`ACTION_SLICES`."""
 ACTION_SLICES: dict[str, slice] = {
     "base": slice(0, 3),          # vx, vy (robot frame, m/s), wz (rad/s)
     "torso": slice(3, 7),         # 4 absolute joint positions (rad)
@@ -98,6 +98,9 @@ CHUNK_SIZE = 32
 """Actions per predicted chunk (Section 4.2, Appendix 16.3: 32-step action chunks)."""
 POLICY_IMAGE_SIZE = 224
 """Policy images are 224 x 224 (Appendix 13.3)."""
+CONTEXT_FRAMES = 12
+"""Navigation scene-context frames: tour frames shown before the current view (evenly subsampled, in traversal
+order), the same number in task-grounded navigation VQA items and in the navigation policy's prompt."""
 CONSTRUCTION_FRAME_SIZE = 720
 """VQA / IR frames are 720 x 720 (Appendix 14: "approximately 20 pixels for a 720 x 720 image")."""
 

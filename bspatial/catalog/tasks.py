@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, Mapping
 
+from bspatial.common.registry import unknown_name
+
 Family = Literal["reach", "reach_base_proximity", "directional_placement", "container_placement", "navigation"]
 Category = Literal["size", "distance", "ordinal", "locate", "direction", "navigation"]
 
@@ -248,8 +250,8 @@ def canonical_task_name(name: str) -> str:
     candidate = name.strip().replace(".", "_")
     candidate = TASK_ALIASES.get(candidate, candidate)
     if candidate not in TASKS:
-        known = ", ".join(list(TASKS) + [f"{k} (= {v})" for k, v in TASK_ALIASES.items()])
-        raise ValueError(f"unknown task {name!r}; known tasks: {known}")
+        listing = ", ".join(list(TASKS) + [f"{k} (= {v})" for k, v in TASK_ALIASES.items()])
+        raise unknown_name("task", name, [*TASKS, *TASK_ALIASES], listing=listing)
     return candidate
 
 

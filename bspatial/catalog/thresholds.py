@@ -9,21 +9,27 @@ from __future__ import annotations
 # ----------------------------------------------------------------------------- relations (Appendix 11)
 
 DISTANCE_MARGIN = 0.15
-"""Distance comparisons need >= 15% relative separation (Appendix 11 filters; DESIGN §5)."""
+"""Distance comparisons need >= 15% relative separation (Appendix 11 filters)."""
 SIZE_MARGIN = 0.10
-"""Size comparisons need >= 10% relative separation (Appendix 11 filters; DESIGN §5)."""
+"""Size comparisons need >= 10% relative separation (Appendix 11 filters)."""
 ORDINAL_GAP_M = 0.08
 """Implementation choice: neighbouring candidates of an ordinal relation differ by at least 8 cm along the
 robot-right axis (and their footprints do not overlap along it), so left-to-right order is unambiguous."""
 DIRECTION_DOMINANCE = 1.5
 """Implementation choice: a direction is named only when its axis offset is >= 1.5x the next largest."""
 DIRECTION_DISTRACTOR_RATIO = 0.268
-"""Implementation choice (issue 16; the paper gives margins for distance and size only): a direction is
+"""Implementation choice (the paper gives margins for distance and size only): a direction is
 offered as a distractor only when the offset towards it, along its own axis, is at most 0.268 = tan(15 deg)
 of the answer's offset, i.e. the offset lies within 15 degrees of the answer's axis in the plane of the two
 axes: the same 15-degree axis margin the multi-frame and navigation quadrant questions use. (Measured on the
 paper build before this rule: 22.7% of object-to-object direction items offered a distractor whose offset was
 over half the answer's, "two options both true".)"""
+
+QUADRANT_AXIS_MARGIN_DEG = 15.0
+"""Implementation choice (the paper names quadrants, no margin): a quadrant (front-left / front-right / back-left /
+back-right) is asked, or audited as the one true answer, only when the offset lies at least 15 degrees from both of
+the robot's axes, so exactly one quadrant applies: multi-frame room questions, task-grounded navigation
+destinations and the audit's ``one_true`` rule. :data:`DIRECTION_DISTRACTOR_RATIO` is the same angle."""
 
 # ----------------------------------------------------------------------------- IR scoring (Appendix 14)
 

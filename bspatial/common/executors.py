@@ -1,4 +1,4 @@
-"""Where a job plan runs: in this process, in local worker processes, or on a Ray cluster (issue 20).
+"""Where a job plan runs: in this process, in local worker processes, or on a Ray cluster.
 
 A *job plan* is a list of picklable job values and one top-level function; ``bspatial rollout`` (one job per
 episode), ``bspatial demos`` (one job per recording attempt) and ``bspatial build`` (one job per task, general

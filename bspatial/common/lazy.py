@@ -1,8 +1,7 @@
 """Lazy package exports: names resolve to their submodule on first access (PEP 562).
 
 Packages such as :mod:`bspatial.sim` and :mod:`bspatial.tasks` re-export names of submodules that
-import mujoco or build registries; importing them eagerly would make ``bspatial --help`` slow (STYLE
-rule 7). One implementation of the ``__getattr__`` they share.
+import mujoco or build registries; importing them eagerly would make ``bspatial --help`` slow. One implementation of the ``__getattr__`` they share.
 
 Example:
     >>> names, getattr_ = lazy_exports("json", {"decoder": ("JSONDecoder",)})

@@ -3,7 +3,7 @@
 A spawned ``ProcessPoolExecutor`` worker does not notice that its parent is gone: after a ``kill -9`` of
 ``bspatial rollout --workers 2`` or ``bspatial build --workers 2`` the workers were reparented, went on with
 the jobs already queued to them, wrote result files into a run nobody owned any more, and then waited
-forever on a queue whose write end they hold themselves (issue 14, item 5). Every pool of ours is made by
+forever on a queue whose write end they hold themselves. Every pool of ours is made by
 :func:`worker_pool`, whose workers first run :func:`worker_initializer`: on Linux the kernel SIGKILLs the
 worker the moment its parent dies (``prctl(PR_SET_PDEATHSIG)``), elsewhere a watchdog thread notices
 within :data:`WATCHDOG_POLL_S`.

@@ -1,1 +1,1 @@
-"""Benchmark construction: spatial calculator, templates, filters, IR labels, splits (construction issue)."""
+"""Benchmark construction: spatial calculator, templates, filters, IR labels, splits."""

@@ -8,7 +8,7 @@
   bands (layer floor to layer ceiling, bottom first).
 
 Section 3.3 ("Evaluation frame selection"): grounding keeps only frames whose answer region is
-visible. Reach: the target covers :data:`~bspatial.construction.frames.MIN_ANSWER_PIXELS`;
+visible. Reach: the target covers :data:`~bspatial.construction.items.frames.MIN_ANSWER_PIXELS`;
 placement: the task's free goal point projects into the image and scores ``correct`` against the
 region itself.
 """
@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bspatial.construction.frames import FrameRecord
-from bspatial.construction.templates import Rejected
+from bspatial.construction.items.frames import FrameRecord, Rejected
 from bspatial.scoring.ir import score_ir_item
 from bspatial.scoring.ir_regions import (ContainerPlacementRegion, DirectionalPlacementRegion, ReachRegion,
                                          region_from_dict)

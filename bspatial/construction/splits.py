@@ -3,7 +3,7 @@
 Four splits, each a deterministic function of a build seed:
 
 * ``training``: the configurations (task, instruction variant, scene seed) demonstrations are recorded
-  on; :func:`bspatial.construction.demos.record_demos` walks them in order.
+  on; :func:`bspatial.construction.demonstrations.demos.record_demos` walks them in order.
 * ``held_out`` (Table S2 n per task, 469 in all): unseen scene configurations, each paired with the
   instruction variant that *reverses* the relation of a training variant (Sec. 4.3: "unseen instruction
   variants that reverse the spatial relation used during training").

@@ -1,6 +1,6 @@
 """Camera rays and ray intersections for placement IR scoring (paper Appendix 14), pure numpy.
 
-Conventions (DESIGN §3), shared with :mod:`bspatial.scoring.masks`:
+Conventions, shared with :mod:`bspatial.scoring.masks`:
 
 * Pixel coordinates ``(u, v)`` are continuous: x right, y down; the image spans ``[0, W] x [0, H]``
   and pixel column ``i`` has its centre at ``u = i + 0.5``. With ``cx = W / 2`` and ``cy = H / 2``
@@ -33,7 +33,7 @@ _PARALLEL_EPS = 1e-12
 
 
 def intrinsics_from_fovy(width: int, height: int, fovy_deg: float) -> np.ndarray:
-    """Pinhole intrinsics with fx = fy = (H/2) / tan(fovy/2), cx = W/2, cy = H/2 (DESIGN §3).
+    """Pinhole intrinsics with fx = fy = (H/2) / tan(fovy/2), cx = W/2, cy = H/2.
 
     Example:
         >>> intrinsics_from_fovy(720, 720, 90.0).round(6).tolist()

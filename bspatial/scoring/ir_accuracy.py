@@ -35,7 +35,7 @@ Reference = str | Mapping[str, Any] | Region
 
 IR_CHUNK_SIZE = 16_384
 """Fewest predictions scored at a time. Between chunks only counters are kept, so memory does not grow
-with the number of predictions (issue 14: 1e6 predictions took 8 GB); a chunk's working arrays take
+with the number of predictions (measured before chunking: 1e6 predictions took 8 GB); a chunk's working arrays take
 ~250 bytes a prediction."""
 POINTS_PER_REGION = 64
 """A chunk also holds this many predictions per distinct region prepared so far: each region's points

@@ -24,7 +24,7 @@ JSON is read with ``json`` first and Python's literal syntax second (single quot
 trailing commas); fenced code blocks need no special case. Text inside ``<think>...</think>`` is
 dropped first (coordinates mentioned while reasoning are not the answer).
 
-Any reply is read in time linear in its length, with no cap on what is read (issue 14: repeated
+Any reply is read in time linear in its length, with no cap on what is read (earlier, repeated
 ``<point`` tags were quadratic); ``tests/scoring/test_parser_work_bounds.py`` bounds the work on
 adversarial 1 MB replies.
 

@@ -22,7 +22,7 @@ from bspatial.scoring.aggregate import group_accuracy, task_mean
 from bspatial.scoring.choice import LETTERS, ChoiceParse, ParseStatus, parse_choices
 from bspatial.scoring.validation import check_not_empty, check_same_length, check_vocabulary
 
-# The item-level vocabularies of the VQA records (DESIGN §4, paper Table S1 / Appendix 11).
+# The item-level vocabularies of the VQA records (paper Table S1 / Appendix 11).
 SETTINGS = ("single_frame", "multi_frame_rotation", "multi_frame_navigation", "task_manipulation", "task_navigation")
 CATEGORIES = ("direction", "distance", "size")
 # Direction: object-relative / robot-arm-relative, locate, ordinal, and robot_relative (task-grounded

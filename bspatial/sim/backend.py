@@ -6,7 +6,7 @@ period, and the query methods read privileged state for scene generators, expert
 MuJoCo backend is the default (:mod:`bspatial.sim.mujoco_backend`); an OmniGibson backend plugs in
 behind the same protocol.
 
-Camera conventions (DESIGN §3), shared by every backend:
+Camera conventions, shared by every backend:
 
 * ``K`` is the pinhole intrinsics: fx = fy = (H/2) / tan(fovy/2), cx = W/2, cy = H/2; pixel (u, v) with
   u along columns, v along rows, pixel centres at integer + 0.5.

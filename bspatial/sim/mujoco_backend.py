@@ -44,7 +44,7 @@ CONTROL_DT = PHYSICS_DT * SUBSTEPS
 MAX_ABS_QVEL = 200.0            # rad/s or m/s: anything faster is an explosion, not household motion
 GRASP_CLOSE_BELOW = 0.0         # gripper command below this (closing) may start an assisted grasp
 GRASP_OPEN_ABOVE = 0.0          # command above this releases it
-SHADOW_SIZE = 1024              # CPU render profile (DESIGN §3)
+SHADOW_SIZE = 1024              # CPU render profile: shadow map at most 1024 px
 # Tessellation of the primitive spheres, capsules and cylinders (MuJoCo's defaults: 28 slices, 16 stacks). The
 # robot's shell is 65 such geoms filling the wrist views; at the defaults they were 60% of a closed-loop step's
 # three 224 px renders (37.6 ms; 14.0 ms with the robot hidden); at 16 x 8 the step renders in 24.8 ms.

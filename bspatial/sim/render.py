@@ -7,7 +7,7 @@ read in the same ``mjr_readPixels`` call. Depth from the segmentation pass is al
 anti-aliasing at edges). MuJoCo 4 renders reversed-Z (near -> 1, far -> 0 with ``mjDEPTH_ZEROFAR``);
 :func:`linearize_depth` undoes it.
 
-The CPU profile of DESIGN §3 (Mesa llvmpipe through EGL) is applied by the backend when it builds the
+The CPU render profile (Mesa llvmpipe through EGL) is applied by the backend when it builds the
 model: no multisampling, at most one shadow light with a small shadow map, no reflections.
 """
 

@@ -16,7 +16,7 @@ Kinematic layout (all names prefixed ``robot/``; every length in metres):
 Every robot body has gravity compensation, so joint-position control holds poses without sag.
 Robot geoms never collide with each other (contype 2 / conaffinity 1) but do with the scene.
 
-Looks (issue 15): the collision geoms above are a stick figure. :func:`add_r1pro_visuals` dresses it in
+Looks: the collision geoms above are a stick figure. :func:`add_r1pro_visuals` dresses it in
 R1Pro proportions (a wheeled base with three drive wheels and a bumper, a white-shelled torso column
 with dark joint housings, a chest, a head with a stereo face plate, two 7-DoF arms with shoulder / elbow
 / wrist housings and white link shells, parallel grippers with a palm and finger plates). Every one of
@@ -61,6 +61,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from bspatial.catalog.robot import BASE_CENTRE_HEIGHT_M, BASE_HALF_EXTENTS_M, BASE_TOP_M, HEAD_FOVY_DEG, HEAD_PITCH_DEG, \
+    WRIST_FOVY_DEG
 from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES, ARMS, PROPRIO_SLICES, STATE_DIM
 from bspatial.sim.backend import IKResult
 
@@ -70,11 +72,7 @@ ARM_JOINTS = {side: tuple(f"{PREFIX}{side}_arm_{i}" for i in range(1, 8)) for si
 FINGER_JOINTS = {side: (f"{PREFIX}{side}_finger_a", f"{PREFIX}{side}_finger_b") for side in ARMS}
 BASE_JOINTS = (f"{PREFIX}base_x", f"{PREFIX}base_y", f"{PREFIX}base_yaw")
 
-BASE_TOP = 0.30
 FINGER_TRAVEL = 0.05          # each finger, m: 10 cm max opening
-HEAD_FOVY_DEG = 60.0
-HEAD_PITCH_DEG = 35.0          # head camera looks down this much below horizontal
-WRIST_FOVY_DEG = 75.0
 BASE_MAX_SPEED = 1.0           # m/s, |vx|, |vy| clip
 BASE_MAX_YAW_RATE = 1.5        # rad/s
 BASE_KV = 20000.0              # velocity gain: stiff enough that arm and torso reactions barely move the base
@@ -146,7 +144,7 @@ def _hinge(body, name, axis, rng, armature=0.05, damping=1.0):
     joint.range = list(rng)
     joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
     joint.armature = armature
-    joint.damping = [damping, 0, 0]  # MuJoCo 4: damping is a 3-vector (DESIGN §3)
+    joint.damping = [damping, 0, 0]  # MuJoCo 4: damping is a 3-vector
     return joint
 
 
@@ -160,9 +158,9 @@ def build_robot(spec: mujoco.MjSpec) -> None:
     base.add_joint(name=BASE_JOINTS[0], type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[1, 0, 0], armature=1.0)
     base.add_joint(name=BASE_JOINTS[1], type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[0, 1, 0], armature=1.0)
     base.add_joint(name=BASE_JOINTS[2], type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1], armature=1.0)
-    _geom(base, G.mjGEOM_BOX, (0.30, 0.25, 0.12), (0, 0, 0.18), rgba=(0.25, 0.25, 0.28, 1))
+    _geom(base, G.mjGEOM_BOX, BASE_HALF_EXTENTS_M, (0, 0, BASE_CENTRE_HEIGHT_M), rgba=(0.25, 0.25, 0.28, 1))
 
-    parent, z = base, BASE_TOP
+    parent, z = base, BASE_TOP_M
     lengths = (0.25, 0.25, 0.20)
     for i, length in enumerate(lengths):
         link = _body(parent, f"torso_{i + 1}", (0, 0, z), 4.0)
@@ -283,7 +281,7 @@ def _arm_visuals(body: dict, side: str) -> None:
 
 
 def _add_actuators(spec: mujoco.MjSpec) -> None:
-    """Actuators in action order (DESIGN §4); each gripper has two finger actuators fed the same command."""
+    """Actuators in action order (R1Pro layout); each gripper has two finger actuators fed the same command."""
     def position(joint, kp, kv, rng, force):
         act = spec.add_actuator(name=joint + "_act", target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         act.set_to_position(kp=kp, kv=kv)
@@ -348,7 +346,7 @@ class RobotBinding:
     # -- action
 
     def apply_action(self, data: mujoco.MjData, action: np.ndarray) -> None:
-        """Write ``data.ctrl`` from a validated 23-dim action (DESIGN §4 layout)."""
+        """Write ``data.ctrl`` from a validated 23-dim action (R1Pro layout)."""
         yaw = float(data.qpos[self.qpos(self.base_joints)[2]])
         vx, vy, wz = action[ACTION_SLICES["base"]]
         vx, vy = np.clip([vx, vy], -BASE_MAX_SPEED, BASE_MAX_SPEED)
@@ -453,7 +451,7 @@ def solve_ik(model: mujoco.MjModel, data: mujoco.MjData, site: int, joint_ids: n
 
     The orientation error comes from ``mju_subQuat``, which expresses it in the site's local frame; it
     is rotated to the world frame (``site_xmat @ err``) before meeting the world-frame Jacobian from
-    ``mj_jacSite`` (DESIGN §3: without the rotation the arm oscillates). Joint limits are enforced
+    ``mj_jacSite`` (without the rotation the arm oscillates). Joint limits are enforced
     by clipping after each step. ``data`` is not modified.
     """
     scratch = mujoco.MjData(model)

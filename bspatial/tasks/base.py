@@ -4,7 +4,7 @@ A task is a Table S2 row (:class:`~bspatial.catalog.tasks.TaskSpec`) plus a seed
 generator. ``Task.sample(variant, rng)`` draws a layout, computes the variant's target from the
 layout's geometry (:mod:`bspatial.world.relations`) and rejects layouts whose decisive relation misses
 the paper's margins; after :data:`MAX_LAYOUT_ATTEMPTS` rejections it raises a ValueError naming the
-task and seed. Randomness comes only from the generator passed in (STYLE rule 5).
+task and seed. Randomness comes only from the generator passed in.
 
 The instance carries what later stages need: the scene, the instruction, the candidates, the
 instructed target (an object for reach tasks; a countertop side region or a container compartment

@@ -2,9 +2,9 @@
 
 Sec. 4.3: "Episodes use per-task step budgets calibrated to the corresponding demonstration
 horizons." The paper gives no formula, so ours is: run the task's scripted expert (the demonstrator
-of :mod:`bspatial.construction.demos`, which records exactly these episodes) on
+of :mod:`bspatial.construction.demonstrations.demos`, which records exactly these episodes) on
 ``CALIBRATION_SEEDS`` seeds of every instruction variant with ``CALIBRATION_CEILING_STEPS``
-as the limit (:mod:`bspatial.construction.budgets`), keep the lengths of the episodes the Table S4 rules score ``correct``, and set
+as the limit (:mod:`bspatial.construction.demonstrations.budgets`), keep the lengths of the episodes the Table S4 rules score ``correct``, and set
 
     budget = ceil(BUDGET_MARGIN * longest demonstration / BUDGET_QUANTUM_STEPS) * BUDGET_QUANTUM_STEPS
 
@@ -12,7 +12,7 @@ as the limit (:mod:`bspatial.construction.budgets`), keep the lengths of the epi
 length here is what ``record_demos`` writes: the episode runs until its outcome is decided (first
 contact for reach, the released object at rest for placement, the goal criterion for navigation).
 
-The calibration is a build step (:mod:`bspatial.construction.budgets`, ``bspatial sim
+The calibration is a build step (:mod:`bspatial.construction.demonstrations.budgets`, ``bspatial sim
 calibrate-budgets``) that writes :data:`BUDGET_FILE` (packaged with the code; tasks read their budget
 from it), recording the seeds, the margin and every variant's lengths so the numbers can be checked.
 A task missing from the file is an error, never a default.
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 BUDGET_FILE = Path(__file__).with_name("step_budgets.json")
-"""The calibrated budgets, packaged with the code (:func:`bspatial.construction.budgets.write_budgets` rewrites it)."""
+"""The calibrated budgets, packaged with the code (:func:`bspatial.construction.demonstrations.budgets.write_budgets` rewrites it)."""
 BUDGET_MARGIN = 1.5
 """Budget = this many times the longest demonstration (ours: the paper says only "calibrated to the
 demonstration horizons"; a policy slower than the expert by half still fits)."""
@@ -60,7 +60,7 @@ def budget_from_lengths(lengths: Iterable[int], *, margin: float = BUDGET_MARGIN
 
 @functools.lru_cache(maxsize=None)
 def load_budget_file(path: str) -> dict[str, Any]:
-    """The parsed budget file at ``path`` (cached; :func:`bspatial.construction.budgets.write_budgets` clears it)."""
+    """The parsed budget file at ``path`` (cached; :func:`bspatial.construction.demonstrations.budgets.write_budgets` clears it)."""
     data = json.loads(Path(path).read_text())
     if data.get("schema_version") != SCHEMA_VERSION:
         raise ValueError(f"{path}: schema_version must be {SCHEMA_VERSION}, got {data.get('schema_version')!r}")

@@ -1,6 +1,6 @@
 """Command functions for ``bspatial sim tasks`` and ``bspatial sim view`` (wired in :mod:`bspatial.cli`).
 
-Heavy imports (mujoco, PIL) happen inside the functions so ``bspatial --help`` stays fast (STYLE rule 7).
+Heavy imports (mujoco, PIL) happen inside the functions so ``bspatial --help`` stays fast.
 
 ``sim_view`` writes, for one task / variant / seed, into ``out``:
 

@@ -1,4 +1,4 @@
-"""Clutter: the household objects that stand on a task scene's furniture besides the candidates (issue 15, item 4).
+"""Clutter: the household objects that stand on a task scene's furniture besides the candidates.
 
 Real counters, desks and beds carry mugs, bottles, towels and pillows; a scene that holds only the candidates
 is easier to read than any home (a frontier VLM answered 97.5% of the task-grounded manipulation items of the

@@ -1,8 +1,8 @@
 """The runner: one episode of a :class:`~bspatial.tasks.base.TaskInstance` under a policy, recorded as an
 :class:`~bspatial.scoring.trace.EpisodeTrace`.
 
-World (the backend), task (the instance) and runner (this module) stay separate (STYLE rule 5). The
-policy is any callable ``policy(observation) -> action`` with a 23-dim action (DESIGN §4); it sees an
+World (the backend), task (the instance) and runner (this module) stay separate. The
+policy is any callable ``policy(observation) -> action`` with a 23-dim action (R1Pro layout); it sees an
 :class:`Observation` (step index, instruction, robot state, optional camera frames). Privileged
 policies such as the scripted experts hold the backend themselves.
 

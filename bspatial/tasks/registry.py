@@ -1,6 +1,6 @@
 """The task registry: Table S2 task names -> :class:`~bspatial.tasks.base.Task` builder functions.
 
-One registry style (STYLE rule 6): tasks are builder functions in an explicit table (no registration
+One registry style: tasks are builder functions in an explicit table (no registration
 by import side effect); unknown names raise listing the known ones; duplicate names raise. Task names
 accept the spellings of :func:`bspatial.catalog.tasks.canonical_task_name` (dotted Table S2
 names, short aliases).

@@ -1,4 +1,4 @@
-"""The start state of every episode: the same for a demonstration and for a rollout of any policy (issue 33).
+"""The start state of every episode: the same for a demonstration and for a rollout of any policy.
 
 An episode starts from the scene's spawn (``backend.reset()``: objects at their spec poses, the robot at its spawn
 with home joints and open grippers), then the **warm-up**: the robot is held still (zero base velocity, its current

@@ -1,4 +1,4 @@
-"""Room-defining fixtures and furniture: the pieces that tell a viewer which room they are in (issue 15).
+"""Room-defining fixtures and furniture: the pieces that tell a viewer which room they are in.
 
 The support furniture of the task scenes (countertop, tables, bed, shelving) lives in
 :mod:`bspatial.world.furniture` and the navigation plans' pieces (toilet, bathtub, pedestal sink, car,

@@ -38,6 +38,8 @@ from typing import Callable, Literal, Mapping
 
 import numpy as np
 
+from bspatial.catalog.robot import BASE_RADIUS_M
+from bspatial.common.registry import lookup
 from bspatial.world.furniture import (DEFAULT_LIGHTS, TOP_CAMERA, WALL_HEIGHT, WALL_THICKNESS, bed, bookcase, coffee_table,
                                  countertop, fridge, sofa, straight_chair, table)
 from bspatial.world.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Texture
@@ -45,8 +47,8 @@ from bspatial.world.textures import fabric_texture, plank_floor_texture, rgba, t
 
 GRID_RESOLUTION_M = 0.10
 """Occupancy cell size (m): a tenth of the narrowest doorway, fine enough for 0.4 m of free corridor."""
-ROBOT_RADIUS_M = 0.40
-"""Obstacle inflation (m): the circumscribed radius of the 0.60 x 0.50 m base (sqrt(0.3^2 + 0.25^2) = 0.39)."""
+ROBOT_RADIUS_M = BASE_RADIUS_M
+"""Obstacle inflation (m): the robot's planning radius (:data:`bspatial.catalog.robot.BASE_RADIUS_M`)."""
 DOOR_WIDTH_M = 1.20
 """Doorway gap (m): leaves a 0.4 m free corridor after inflating both jambs by ROBOT_RADIUS_M."""
 LINTEL_BOTTOM_M = 2.05
@@ -659,6 +661,4 @@ FLOORPLANS: tuple[str, ...] = tuple(_BUILDERS)
 @functools.lru_cache(maxsize=None)
 def get_floorplan(name: str) -> FloorPlan:
     """Build (once) the floor plan ``name``; unknown names raise listing the known ones."""
-    if name not in _BUILDERS:
-        raise ValueError(f"unknown floor plan {name!r}; known floor plans: {', '.join(_BUILDERS)}")
-    return _BUILDERS[name]()
+    return lookup(_BUILDERS, name, "floor plan")()

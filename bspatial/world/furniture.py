@@ -32,7 +32,7 @@ BED_HEIGHT = 0.55          # top of the mattress
 TOP_CAMERA = "top"
 TOP_CAMERA_HEIGHT = 4.0
 
-# CPU render profile (DESIGN §3): one shadow-casting light plus a shadowless fill.
+# CPU render profile: one shadow-casting light plus a shadowless fill.
 DEFAULT_LIGHTS = (
     LightSpec(position=(1.0, 1.0, 3.5), direction=(0.15, -0.25, -1.0), cast_shadow=True, diffuse=0.6),
     LightSpec(position=(-1.0, -1.0, 3.0), direction=(0.3, 0.3, -1.0), cast_shadow=False, diffuse=0.35),

@@ -2,7 +2,7 @@
 colour), and :func:`make_object`, which builds one dressed in its category's mesh
 (:mod:`bspatial.world.assets`).
 
-The general-VQA activity scenes (:mod:`bspatial.construction.activities`) draw their objects from
+The general-VQA activity scenes (:mod:`bspatial.construction.questions.activities`) draw their objects from
 :data:`RENDERABLE`; the task scenes draw their clutter (:mod:`bspatial.tasks.clutter`) from it, so a scene's
 non-candidate objects are the same household things the activities show.
 """

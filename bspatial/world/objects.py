@@ -40,7 +40,7 @@ def _obj(name, category, parts, position, yaw=0.0, mass=0.2, friction=1.0) -> Ob
 # ----------------------------------------------------------------------------- food
 
 # category -> (longest-dimension range in m, colour): real-world proportions (Table S2 food items). Ranges
-# were widened where a narrower one made a category's typical size decide the size-rank tasks (issue 16):
+# were widened where a narrower one made a category's typical size decide the size-rank tasks:
 # every range stays inside what a shop sells, with the source of each widened end below.
 FOOD_ITEMS: dict[str, tuple[tuple[float, float], tuple[int, int, int]]] = {
     "apple": ((0.065, 0.095), (190, 30, 35)),
@@ -87,7 +87,7 @@ def food_item(name: str, category: str, length: float, position, yaw: float = 0.
 
 
 # category -> (longest-dimension range, label text, colour): packaged food standing upright. Package sizes
-# span single-serve to family size (widened for issue 16 as the produce above; sources per line).
+# span single-serve to family size (widened as the produce above; sources per line).
 PACKAGED_FOOD: dict[str, tuple[tuple[float, float], str, tuple[int, int, int]]] = {
     "box_of_cereal": ((0.24, 0.32), "CEREAL", (205, 40, 35)),
     # An 18 oz oat canister stands about 18 cm, the 42 oz canister about 24 cm.

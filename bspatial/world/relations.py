@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bspatial.catalog.thresholds import DIRECTION_DISTRACTOR_RATIO, DIRECTION_DOMINANCE
+from bspatial.catalog.thresholds import DIRECTION_DISTRACTOR_RATIO, DIRECTION_DOMINANCE, QUADRANT_AXIS_MARGIN_DEG
 from bspatial.world.spec import ObjectSpec
 
 DIRECTIONS = ("left", "right", "front", "back", "above", "below")
@@ -222,8 +222,7 @@ def false_directions(offsets: dict[str, float], answer: str) -> list[str]:
 def robot_direction(a, b, base_yaw: float) -> str | None:
     """Where ``a`` is relative to ``b`` in the robot base frame (front = robot forward, left = robot left)."""
     d = np.asarray(a, float) - np.asarray(b, float)
-    c, s = math.cos(base_yaw), math.sin(base_yaw)
-    forward, left = c * d[0] + s * d[1], -s * d[0] + c * d[1]
+    forward, left = robot_frame_offset(d[:2], base_yaw)
     return _dominant({"front": forward, "left": left, "above": d[2]}, {"front": "back", "left": "right", "above": "below"})
 
 
@@ -237,6 +236,30 @@ def _dominant(offsets: dict[str, float], opposite: dict[str, str]) -> str | None
 
 
 # ----------------------------------------------------------------------------- axes, cells, bands
+
+
+def robot_frame_offset(offset_xy, base_yaw: float) -> tuple[float, float]:
+    """(forward, left) of a world-xy offset in the frame of a robot heading ``base_yaw`` (0 = +x, left = +y)."""
+    c, s = math.cos(base_yaw), math.sin(base_yaw)
+    return c * offset_xy[0] + s * offset_xy[1], -s * offset_xy[0] + c * offset_xy[1]
+
+
+def quadrant(forward: float, left: float) -> str:
+    """front-left / front-right / back-left / back-right of a robot-frame offset (a zero part counts as back / right)."""
+    return f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}"
+
+
+def axis_margin_deg(forward: float, left: float) -> float:
+    """Degrees between a robot-frame offset and the nearest robot axis (0 on an axis, 45 on a diagonal)."""
+    angle = math.degrees(math.atan2(abs(left), abs(forward)))
+    return min(angle, 90.0 - angle)
+
+
+def clear_quadrant(forward: float, left: float) -> str | None:
+    """The offset's quadrant, or None within :data:`~bspatial.catalog.thresholds.QUADRANT_AXIS_MARGIN_DEG` of an
+    axis (where two quadrants are defensible)."""
+    return quadrant(forward, left) if axis_margin_deg(forward, left) >= QUADRANT_AXIS_MARGIN_DEG else None
+
 
 
 def robot_right_axis(base_yaw: float) -> np.ndarray:

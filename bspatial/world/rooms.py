@@ -1,7 +1,7 @@
-"""Room types and furnished rooms: what makes a bathroom read as a bathroom (issue 15 item 2).
+"""Room types and furnished rooms: what makes a bathroom read as a bathroom.
 
 Each of the nine home room types the 49 activities use (bddl ``inroom`` types, the same list as
-:data:`bspatial.construction.activities.HOME_ROOMS`) has
+:data:`bspatial.construction.questions.activities.HOME_ROOMS`) has
 
 * the furniture that defines it (:data:`ROOM_TYPES`, ``defining``: groups of BEHAVIOR categories, one of
   each group must be in the room: a bathroom has a toilet, a sink and a bathtub *or* a shower);
@@ -196,7 +196,7 @@ def room_floor(room: RoomRegion, material: FloorMaterial) -> ObjectSpec:
 # ----------------------------------------------------------------------------- lighting
 
 SUN = LightSpec(position=(2.0, 1.5, 6.0), direction=(0.2, -0.15, -1.0), cast_shadow=True, diffuse=0.45)
-"""The one shadow-casting light of the CPU profile (DESIGN §3)."""
+"""The one shadow-casting light of the CPU render profile (which allows at most one)."""
 CEILING_LIGHT_DIFFUSE = 0.32
 MAX_ROOM_LIGHTS = 6
 """OpenGL's fixed pipeline lights eight lights: the headlight, the sun and up to six room lights."""

@@ -433,7 +433,7 @@ class SceneSpec:
         objects: the rigid objects; names unique.
         surfaces: named support surfaces; owners must be objects of the scene (or "" for floor).
         cameras: fixed scene cameras (e.g. a top-down view); names must not clash with robot cameras.
-        lights: at most one may cast shadows (CPU render profile, DESIGN §3).
+        lights: at most one may cast shadows (CPU render profile).
         robot: the robot's spawn, or None for a scene without a robot.
         floor_size: (x, y) full extents of the floor plane (m), centred at the origin.
         floor_rgba: floor colour.

@@ -1,4 +1,4 @@
-"""``bspatial model-card EXPORT --rollout RUN``: a checkpoint's card with its closed-loop success (issue 19, item 4).
+"""``bspatial model-card EXPORT --rollout RUN``: a checkpoint's card with its closed-loop success.
 
 The card itself is rendered by :mod:`bspatial.modeling.model_card` (modeling may not import evaluation, so the
 part that reads rollout runs lives here). A rollout run's episodes are read by the perception-action analysis'

@@ -1,4 +1,4 @@
-"""bspatial.evaluation.conformance: checks that nothing differs between the demonstrations and the rollouts (issue 33).
+"""bspatial.evaluation.conformance: checks that nothing differs between the demonstrations and the rollouts.
 
 * :mod:`.observations` - the observation a policy receives at step t through ``bspatial rollout``, ``lerobot-eval
   --env.type=bspatial`` and the openpi server, against the LeRobot dataset's frame t;

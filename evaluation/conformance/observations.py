@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_KEY, CAMERAS, STATE_KEY, image_key
-from bspatial.construction.demos import PROVENANCE_FILE
+from bspatial.construction.demonstrations.demos import PROVENANCE_FILE
 
 logger = logging.getLogger(__name__)
 

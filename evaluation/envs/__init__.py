@@ -1,4 +1,4 @@
-"""Gymnasium and LeRobot envs over the simulator (DESIGN §2 ``evaluation/envs``).
+"""Gymnasium and LeRobot envs over the simulator.
 
 * :class:`BSpatialEnv` (:mod:`.env`): one task's evaluation episodes, stepped by the loop and scored by the
   rules of ``bspatial rollout``; :func:`register_envs` registers ``bspatial/<Task>-v0`` for the 25 tasks.

@@ -64,7 +64,7 @@ PIXELS_KEY = "pixels"
 AGENT_POS_KEY = "agent_pos"
 """Observation key of the 84-dim state (LeRobot's gym convention: ``agent_pos`` -> ``observation.state``)."""
 POLICY_KEYS: dict[str, str] = {**{f"{PIXELS_KEY}/{cam}": image_key(cam) for cam in CAMERAS}, AGENT_POS_KEY: STATE_KEY}
-"""Env observation key -> the demos' LeRobot feature key (BEHAVIOR's keys, DESIGN §4)."""
+"""Env observation key -> the demos' LeRobot feature key (BEHAVIOR's keys)."""
 ENV_POLICY = "gymnasium"
 """The ``policy`` field of the env's episode records (the env does not know who chose the actions)."""
 ENV_PROTOCOL = "caller"

@@ -8,7 +8,7 @@ registration mechanism (nothing else happens at import: no simulator, no task ta
 
 ``--env.task`` is a task name, a comma-separated list of them, or ``all`` (every task of ``--env.split``);
 each task is one vector env, ``{task: {0: env}}``, so ``eval_info.json`` has one group per task and the overall
-``pc_success`` pools every episode (our action rates are pooled over episodes, DESIGN §5). ``--env.split``
+``pc_success`` pools every episode (our action rates are pooled over episodes). ``--env.split``
 defaults to each task's own (held_out for manipulation, navigation for navigation tasks). lerobot-eval runs
 ``--eval.n_episodes`` per task with reset seeds ``--seed``, ``--seed`` + 1, ...; the env plays manifest entry
 ``seed % n`` (:mod:`bspatial.evaluation.envs.env`), so ``--seed=0 --eval.n_episodes=k`` plays the episodes of
@@ -18,7 +18,7 @@ episode's step budget (``bspatial rollout --max-steps``).
 
 Observation keys: the env gives LeRobot's gym layout (``pixels/<camera>``, ``agent_pos``), which lerobot-eval
 turns into ``observation.images.<camera>`` and ``observation.state``; the env preprocessor renames the images
-to the demos' keys ``observation.images.rgb.<camera>`` (BEHAVIOR's, DESIGN §4), so a policy trained on our
+to the demos' keys ``observation.images.rgb.<camera>`` (BEHAVIOR's), so a policy trained on our
 demos by ``lerobot-train`` evaluates with no ``--rename_map``.
 """
 

@@ -1,6 +1,6 @@
 """Gymnasium ids of the 25 tasks: ``bspatial/<TaskName>-v0`` (e.g. ``bspatial/ReachPlate-v0``).
 
-Registration is explicit (STYLE: no registration by import side effect): call :func:`register_envs` once,
+Registration is explicit (no registration by import side effect): call :func:`register_envs` once,
 then ``gymnasium.make``. (Gymnasium 1.x no longer loads ``gymnasium.envs`` entry-point plugins, so there is
 no install-time hook to use instead.) The ids carry no ``max_episode_steps``: the env ends its episodes at
 the task's step budget itself, scoring the trace on that step, which a ``TimeLimit`` wrapper cutting first

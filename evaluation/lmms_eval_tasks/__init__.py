@@ -47,7 +47,7 @@ IR_CONFIGS = ("all", *IR_TASKS)
 SUITE_CONFIGS: dict[str, tuple[str, ...]] = {"vqa": VQA_CONFIGS, "ir": IR_CONFIGS}
 # What lmms-eval's API models put in place of a reply when a request failed or the token budget ran
 # out (lmms_eval/models/chat/openai.py). Scoring it would count a transport failure as the model's
-# answer; bspatial eval-vlm raises in that case, and so do the task hooks (DESIGN §7: no silent fallbacks).
+# answer; bspatial eval-vlm raises in that case, and so do the task hooks (no silent fallbacks).
 LMMS_EVAL_FAILURE_MARKERS = ("[LMMS_EVAL_REQUEST_FAILED", "[LMMS_EVAL_BUDGET_EXCEEDED]")
 LOCAL_TASKS_HEADER = (
     "# Written by `python -m bspatial.evaluation.lmms_eval_tasks --dataset-path ...`: the shipped task, reading\n"

@@ -1,7 +1,7 @@
 """The scene-context frames a navigation checkpoint sees during a rollout episode (Section 4.1, Appendix 12).
 
 Rendered once per episode, before its first step, by the function the demonstration recorder stored them with
-(:func:`bspatial.construction.context_frames.policy_context_frames`), so a rollout feeds the frames training saw:
+(:func:`bspatial.construction.demonstrations.context_frames.policy_context_frames`), so a rollout feeds the frames training saw:
 the same tour poses, order and size. The checkpoint's every chunk request carries them
 (:class:`~bspatial.evaluation.rollout.policies.EpisodePredictor`).
 """
@@ -27,7 +27,7 @@ def episode_context(backend: SimBackend, instance, max_frames: int):
     import torch
 
     from bspatial.catalog.tasks import NAVIGATION_TASKS
-    from bspatial.construction.context_frames import policy_context_frames
+    from bspatial.construction.demonstrations.context_frames import policy_context_frames
 
     if instance.task not in NAVIGATION_TASKS:
         raise ValueError(f"the checkpoint takes scene-context frames (max_context_frames={max_frames}), which exist "

@@ -13,7 +13,7 @@ An IR checkpoint (``config.ir_mode`` ``"dot"`` or ``"attn_map"``) reads one extr
      reproject it through the current head camera at every observation. The box is the manipulated
      object's own box with its frame origin (the bottom-face centre of every bspatial object) moved to
      ``instance.placement.goal_point``: where the demonstrations' object comes to rest in their final
-     frame (:mod:`bspatial.construction.demos` reprojects exactly that final-frame box), so training and
+     frame (:mod:`bspatial.construction.demonstrations.demos` reprojects exactly that final-frame box), so training and
      evaluation see the same cue;
    * ``predicted`` (:class:`PredictedTarget`, Appendix 16.7): the grounding VLM receives the *current*
      head image at 512 x 512 and the instruction, with the IR prompt of the task's kind (object for

@@ -1,6 +1,6 @@
 """``bspatial rollout --policy replay:<demos folder> --split training``: a demonstration's actions, replayed open loop.
 
-The replay check of issue 33: the simulator is deterministic and rollouts start from the state demonstrations start
+The replay check: the simulator is deterministic and rollouts start from the state demonstrations start
 from (:mod:`bspatial.tasks.start`), so the recorded actions of a demonstration, played step by step on its own
 instance through ``bspatial rollout``, must reproduce the demonstration's outcome (every recorded demonstration is
 scored ``correct``). A replay that does not is a difference between recording and rollout (a start state, a ramp,
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_KEY
-from bspatial.construction.demos import PROVENANCE_FILE
+from bspatial.construction.demonstrations.demos import PROVENANCE_FILE
 
 logger = logging.getLogger(__name__)
 

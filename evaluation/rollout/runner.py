@@ -4,7 +4,7 @@
 unknown splits / tasks / policies (:mod:`.policies`) before any simulator starts, skips episodes whose
 result file exists, and runs the rest (:mod:`.episodes`), in this process, in ``workers`` spawned
 processes or on ``ray`` actors (one simulator each, :mod:`bspatial.common.executors`). World, task and
-runner stay separate (STYLE rule 5): the episode loop is :func:`bspatial.tasks.episode.run_episode`.
+runner stay separate: the episode loop is :func:`bspatial.tasks.episode.run_episode`.
 
 Splits: ``held_out`` and ``prompt_probe`` run the manipulation tasks; ``navigation`` runs the 10
 navigation tasks (Table S11), each spawn drawn and physically validated by

@@ -1,7 +1,6 @@
 """Episode result files -> Table 4 and per-task (Table S5 / S9 / S10 style) layouts, Markdown + CSV.
 
-Rates come from :func:`bspatial.scoring.action.action_rates` (one implementation of every rule, STYLE
-rule 1): pooled over episodes, in percent, each with its Wilson 95% interval. A crashed episode (status
+Rates come from :func:`bspatial.scoring.action.action_rates` (one implementation of every rule): pooled over episodes, in percent, each with its Wilson 95% interval. A crashed episode (status
 ``"error"``) is a failure (outcome ``"none"``, no soft credit) and is counted in the ``errors`` column.
 
 Table 4 layout: one row per policy, held-out +Soft / S and prompt-probe +Soft / S / W. The scripted
@@ -9,8 +8,8 @@ expert is the upper reference row (first), the random policy the lower reference
 
 Table S11 layout (navigation split): one row per navigation task (Table S2 order) and a POOLED row,
 each with the binary success rate (Sec. 5.1: the base satisfies the goal criterion) and its Wilson 95%
-interval; pooled over episodes, not averaged over tasks (DESIGN §5 "action rates pooled over
-episodes": the paper's 59.9% is 240 of 401 episodes). One success column per policy in Markdown; the
+interval; pooled over episodes, not averaged over tasks (the paper pools action rates
+over episodes: its 59.9% is 240 of 401 episodes). One success column per policy in Markdown; the
 CSV is long (one row per policy and task).
 
 Example:

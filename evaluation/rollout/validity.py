@@ -34,8 +34,8 @@ REFERENCE_BANDS: dict[str, dict[str, dict[str, Band]]] = {
                            "held_out": {"strict": (0.0, 10.0), "wrong": (70.0, 100.0)}},
     "scripted-stops-short": {"*": {"strict": (0.0, 5.0), "soft": (90.0, 100.0), "wrong": (0.0, 5.0)}},
 }
-"""Issue 13's ladder: never moves (strict 0, +Soft ~0), random (near 0, at chance), the oracle (strict >= 95), a distractor
-pursued (wrong ~100), the training layout's target pursued (probe wrong ~100, held-out wrong high), the
+"""The reference ladder: never moves (strict 0, +Soft ~0), random (near 0, at chance), the oracle (strict >= 95),
+a distractor pursued (wrong ~100), the training layout's target pursued (probe wrong ~100, held-out wrong high), the
 instructed target approached without committing (+Soft ~100, strict 0)."""
 
 

@@ -3,7 +3,7 @@
 openpi trains on a LeRobot dataset after computing ``norm_stats.json`` itself (``scripts/compute_norm_stats.py``,
 a histogram pass over the whole dataset); it reads the file from ``<assets dir>/<asset id>/norm_stats.json``
 (``openpi.shared.normalize.load``). Our demos already carry the statistics in ``meta/stats.json`` (with exact
-q01 / q99, :mod:`bspatial.construction.demos`), so this conversion makes that pass unnecessary and keeps an openpi
+q01 / q99, :mod:`bspatial.construction.demonstrations.demos`), so this conversion makes that pass unnecessary and keeps an openpi
 model on the same normalisation as ours.
 
 openpi's format (``openpi/shared/normalize.py``)::

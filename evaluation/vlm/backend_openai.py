@@ -64,7 +64,7 @@ DEFAULT_READ_TIMEOUT_S = 120.0
 # GET /models is answered from memory, even by a server busy generating: a server silent for 30 s there
 # will not answer a chat request either, so the check gives up sooner than a chat request would.
 CHECK_READ_TIMEOUT_S = 30.0
-# More than ~20 s without a line reads as a hang (issue 30): say that we are waiting, and for whom.
+# More than ~20 s without a line reads as a hang: say that we are waiting, and for whom.
 WAIT_LOG_S = 15.0
 DEFAULT_BACKOFF_S = 1.0  # first retry waits ~1 s, then 2, 4, 8 (+-25% jitter)
 MAX_BACKOFF_S = 60.0

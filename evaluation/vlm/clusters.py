@@ -5,7 +5,7 @@ A run's per-sample log carries the item id, not the record's metadata, so the ke
 The unit is the broadest one whose items share what they show (nested units are covered by it):
 
 * ``gs-`` / ``gm-`` (general VQA): the apartment ``{activity}-l{layout}`` (the records' ``metadata["scene"]``,
-  :func:`bspatial.construction.general.scene_id`). Several questions are asked of one frame and several frames
+  :func:`bspatial.construction.questions.general.scene_id`). Several questions are asked of one frame and several frames
   of one apartment (its objects, its rooms); frames nest in it. The paper preset has 49 x 3 apartments.
 * ``tn-`` (task navigation): the spawn ``{task}-{draw}``; up to ``QUESTIONS_PER_SPAWN`` (6) questions along one
   spawn's route share its instance.
@@ -33,11 +33,11 @@ from collections.abc import Sequence
 
 logger = logging.getLogger(__name__)
 
-# General VQA: ``{gs|gm}-{activity}-l{layout}-{v|s|r|n}{index}-{question:02d}`` (construction/general.py).
+# General VQA: ``{gs|gm}-{activity}-l{layout}-{v|s|r|n}{index}-{question:02d}`` (construction/questions/general.py).
 _GENERAL = re.compile(r"g[sm]-(?P<cluster>[A-Za-z0-9_]+-l\d+)-[vsrn]\d+-\d+")
-# Task navigation: ``tn-{task}-{draw:08x}-{question:03d}`` (construction/navigation_vqa.py).
+# Task navigation: ``tn-{task}-{draw:08x}-{question:03d}`` (construction/questions/navigation_vqa.py).
 _NAVIGATION = re.compile(r"tn-(?P<cluster>[A-Za-z0-9_]+-[0-9a-f]{8})-\d+")
-# Task manipulation VQA and IR: ``{tm|ir}-{task}-{variant slug}-{draw:08x}`` (construction/task_records.py).
+# Task manipulation VQA and IR: ``{tm|ir}-{task}-{variant slug}-{draw:08x}`` (construction/publishing/task_records.py).
 _SINGLE_DRAW = re.compile(r"(tm|ir)-[A-Za-z0-9_]+-[a-z0-9_]*-[0-9a-f]{8}")
 
 

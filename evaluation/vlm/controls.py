@@ -1,4 +1,4 @@
-"""Shortcut controls of an eval-vlm run (DESIGN §4b, "Shortcut controls peers now expect"): blind and circular.
+"""Shortcut controls of an eval-vlm run (two that peers now expect): blind and circular.
 
 * **Blind** (``--blind grey``, the mode a bare ``--blind`` means; ``--blind none``): the same items and prompts
   with the pictures taken away, so the run measures what a model gets from the text alone (language priors,

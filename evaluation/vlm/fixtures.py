@@ -1,7 +1,7 @@
 """A small fixture benchmark with the suites' schema, written as Hub-shaped parquet repos.
 
-Until the construction issue builds the real suites, the tests and ``make demo`` evaluate this
-fixture. It covers every setting and prompt variant the harness handles:
+The tests and ``make demo`` evaluate this fixture (it needs no benchmark build). It covers every
+setting and prompt variant the harness handles:
 
 * ``vqa/general``: single-frame direction (object-, robot-arm-relative, locate), distance
   (object-, camera-, robot-arm-relative) and size; multi-frame rotation and navigation.
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from bspatial.construction.records import IRRecord, VQARecord
+from bspatial.construction.items.records import IRRecord, VQARecord
 from bspatial.evaluation.vlm.records import features
 from bspatial.scoring.masks import rle_encode
 
@@ -238,7 +238,7 @@ def _ir_row(rng, item_id: str, task: str, instruction: str, region: dict) -> dic
 def _downward_camera() -> dict[str, list]:
     """A 90-degree camera 1.5 m above the origin looking straight down (OpenCV axes)."""
     width, height = IMAGE_SIZE
-    focal = (height / 2) / np.tan(np.radians(90) / 2)  # DESIGN §3: fx = fy = (H/2) / tan(fovy/2)
+    focal = (height / 2) / np.tan(np.radians(90) / 2)  # pinhole: fx = fy = (H/2) / tan(fovy/2)
     K = [[focal, 0.0, width / 2], [0.0, focal, height / 2], [0.0, 0.0, 1.0]]
     T = [[1.0, 0.0, 0.0, 0.0], [0.0, -1.0, 0.0, 0.0], [0.0, 0.0, -1.0, 1.5], [0.0, 0.0, 0.0, 1.0]]
     return {"K": K, "T_world_cam": T}

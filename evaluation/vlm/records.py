@@ -1,4 +1,4 @@
-"""The item schema the harness reads (DESIGN §4 "Records"), and row validation.
+"""The item schema the harness reads, and row validation.
 
 Two suites, each a Hub-shaped parquet repo loaded with ``datasets.load_dataset(<repo>, <config>)``:
 

@@ -82,6 +82,8 @@ class ChatCompletionServer:
         self.backend, self.name, self.max_batch, self.batch_wait_s = backend, name, max_batch, batch_wait_s
         self._takes_budget = "max_new_tokens" in inspect.signature(backend.generate).parameters
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._unanswered = 0                     # jobs submitted and not yet answered
+        self._answered = threading.Condition()
         self._ids = itertools.count()
         self._httpd = ThreadingHTTPServer((host, port), _handler_class(self))
         self._httpd.daemon_threads = True
@@ -109,6 +111,17 @@ class ChatCompletionServer:
         for thread in self._threads:
             thread.join(timeout=10)
 
+    def drain(self, timeout_s: float) -> None:
+        """Wait until every submitted request is answered: a client that died mid-request leaves its request
+        to be answered to nobody, and a caller counting the backend's calls must wait for it, not guess a time.
+
+        Raises:
+            TimeoutError: requests are still unanswered after ``timeout_s``.
+        """
+        with self._answered:
+            if not self._answered.wait_for(lambda: self._unanswered == 0, timeout=timeout_s):
+                raise TimeoutError(f"serve: {self._unanswered} requests still unanswered after {timeout_s} s")
+
     def __enter__(self) -> ChatCompletionServer:
         return self.start()
 
@@ -121,6 +134,8 @@ class ChatCompletionServer:
         if max_tokens is not None and not self._takes_budget:
             raise BadRequest(f"max_tokens is not supported by backend {self.backend.spec!r}; leave it out")
         job = _Job(request, max_tokens, Future())
+        with self._answered:
+            self._unanswered += 1
         self._jobs.put(job)
         return job.future
 
@@ -143,6 +158,14 @@ class ChatCompletionServer:
             self._run(batch)
 
     def _run(self, batch: list[_Job]) -> None:
+        try:
+            self._answer(batch)
+        finally:
+            with self._answered:
+                self._unanswered -= len(batch)
+                self._answered.notify_all()
+
+    def _answer(self, batch: list[_Job]) -> None:
         try:
             requests = [job.request for job in batch]
             if batch[0].max_tokens is not None:

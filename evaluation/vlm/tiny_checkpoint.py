@@ -1,7 +1,7 @@
 """A tiny random Qwen3.5 image-text checkpoint, written offline, for tests, benchmarks and ``make demo``.
 
 ``write_tiny_checkpoint(folder, seed)`` saves a ``Qwen3_5ForConditionalGeneration`` with the
-DESIGN §3 sizes (hidden 64, 2 layers ``[linear_attention, full_attention]``, vision depth 2, patch
+test-model sizes (hidden 64, 2 layers ``[linear_attention, full_attention]``, vision depth 2, patch
 16, merge 2) and a processor (byte-level BPE tokenizer with the Qwen vision tokens, a Qwen-style
 chat template, an image processor capped at 64 px a side) into ``folder``. Nothing is downloaded.
 The weights depend only on ``seed`` (and the torch version), so two calls give the same model.
@@ -11,7 +11,7 @@ count (never guess). It exists so that the real loading, batching and serving co
 
 This module deliberately does not import ``bspatial.modeling.tiny_backbone`` (which builds the same
 sizes for the policy tests): the harness evaluates any image-text model and must not load the VLA
-package. If the two ever need to agree, DESIGN §3 is the reference for both.
+package. If the two ever need to agree, the sizes above are the reference for both.
 
 Example:
     >>> import tempfile
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from bspatial.common.files import publish_folder
 
-# Qwen's chat and vision special tokens (DESIGN §3).
+# Qwen's chat and vision special tokens.
 SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
 PATCH_SIZE = 16
 MERGE_SIZE = 2
@@ -91,7 +91,7 @@ def build_processor(tokenizer=None):
 
 
 def build_config(tokenizer=None):
-    """The tiny ``Qwen3_5Config`` (DESIGN §3) whose special-token ids match :func:`build_tokenizer`.
+    """The tiny ``Qwen3_5Config`` whose special-token ids match :func:`build_tokenizer`.
 
     The sizes are the policy tests' tiny backbone (``bspatial.modeling.tiny_backbone``); only the
     padding / end-of-sequence ids differ, because this checkpoint generates text.

@@ -10,7 +10,7 @@ scripted expert placed it (physics, not the goal point) scores ``correct``.
 import numpy as np
 import pytest
 
-from bspatial.construction.frames import capture
+from bspatial.construction.items.frames import capture
 from bspatial.construction.ir_labels import ir_region
 from bspatial.scoring.ir import score_ir_item
 from bspatial.scoring.ir_regions import region_from_dict

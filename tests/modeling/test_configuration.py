@@ -77,6 +77,6 @@ def test_save_and_load_round_trip(tmp_path, tiny_config):
 
 
 def test_architecture_only(tiny_config):
-    # STYLE rule 3: no optimizer / schedule / data fields in the model config.
+    # Architecture only: no optimizer / schedule / data fields in the model config.
     forbidden = ("lr", "learning_rate", "optimizer", "weight_decay", "warmup", "batch_size", "betas", "scheduler")
     assert not [key for key in tiny_config.to_dict() if any(word in key for word in forbidden)]

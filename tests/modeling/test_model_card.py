@@ -22,7 +22,7 @@ def run(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("cards")
     data = root / "demos"
     build_tiny_lerobot_dataset(data, frames_per_episode=40)
-    # What `bspatial demos` writes beside the LeRobot files (bspatial.construction.demos.PROVENANCE_FILE);
+    # What `bspatial demos` writes beside the LeRobot files (bspatial.construction.demonstrations.demos.PROVENANCE_FILE);
     # the card reads only its repo id.
     (data / "meta" / "bspatial_demos.json").write_text(json.dumps({"repo_id": REPO_ID}))
     return train_tiny_run(data, root / "run")

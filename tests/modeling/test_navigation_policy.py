@@ -1,7 +1,7 @@
 """Navigation policies with scene-context frames (issue 21, item 1): recorded with the demonstrations, carried by
 every training sample, fed in every rollout batch, on one real navigation recording.
 
-The frames come from one function (construction.navigation_vqa.context_tour); here they are rendered again on a
+The frames come from one function (construction.questions.navigation_vqa.context_tour); here they are rendered again on a
 fresh simulator and compared with what the dataset file, the training batch and the rollout's model input hold.
 """
 
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from bspatial.construction.context_frames import CONTEXT_FRAME_SIZE, encode_strip
-from bspatial.construction.demos import PROVENANCE_FILE, record_demos
-from bspatial.construction.navigation_vqa import CONTEXT_FRAMES, context_tour
+from bspatial.construction.demonstrations.context_frames import CONTEXT_FRAME_SIZE, encode_strip
+from bspatial.construction.demonstrations.demos import PROVENANCE_FILE, record_demos
+from bspatial.construction.questions.navigation_vqa import CONTEXT_FRAMES, context_tour
 from bspatial.modeling.processing_bspatial_vla import CONTEXT_IMAGE_KEY, CONTEXT_IS_PAD_KEY
 
 # Shared fixtures of tests/modeling/conftest.py: one torch thread, a fresh Accelerate state per test.

@@ -3,7 +3,7 @@ candidates' categories picks the answer about as often as chance (one in four), 
 the 10% size margin, sizes stay inside the categories' realistic ranges, and the scripted expert still
 reaches the instructed item.
 
-The hit is the audit's own rule (:func:`bspatial.construction.audit.prior_picks` over the blind baseline's
+The hit is the audit's own rule (:func:`bspatial.construction.quality.audit.prior_picks` over the blind baseline's
 typical sizes, not the generator's ranges). Before this change it picked 249 of 320 such episodes (78%)."""
 
 import math
@@ -11,7 +11,7 @@ import math
 import pytest
 
 from bspatial.catalog.thresholds import SIZE_MARGIN
-from bspatial.construction.audit import prior_picks
+from bspatial.construction.quality.audit import prior_picks
 from bspatial.tasks import get_task, sample_instance
 from bspatial.tasks.episode import run_episode
 from bspatial.tasks.experts import make_expert

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from bspatial.catalog.tasks import MANIPULATION_TASKS, NAVIGATION_TASKS
-from bspatial.construction.budgets import CALIBRATION_SEEDS
+from bspatial.construction.demonstrations.budgets import CALIBRATION_SEEDS
 from bspatial.tasks import budgets
 from bspatial.tasks.registry import get_task
 

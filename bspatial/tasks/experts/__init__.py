@@ -1,7 +1,7 @@
 """Scripted experts: privileged-state policies that solve every task.
 
 An expert reads the simulator directly (object boxes, robot state, IK) and returns 23-dim actions
-(DESIGN §4). It proves a task instance is solvable and later records the demonstrations. Each expert is
+(the R1Pro layout). It proves a task instance is solvable and later records the demonstrations. Each expert is
 a script, a Python generator that yields one action per control step, wrapped in a policy callable
 that :func:`bspatial.tasks.episode.run_episode` drives; once the script ends it holds still.
 

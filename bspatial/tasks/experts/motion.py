@@ -14,6 +14,7 @@ from typing import Iterator
 
 import numpy as np
 
+from bspatial.catalog.robot import BASE_HALF_EXTENTS_M, BASE_TOP_M
 from bspatial.catalog.schema import ACTION_SLICES, CONTROL_HZ
 from bspatial.sim import robot as robot_mod
 from bspatial.sim.backend import IKResult, SimBackend
@@ -30,8 +31,6 @@ BASE_MAX_YAW_ACCEL_RAD_S2 = 3.0
 (robot.BASE_MAX_YAW_RATE, 1.5 rad/s) is reached in 15 steps (0.5 s)."""
 BASE_GAIN = 2.0                 # 1/s, proportional base position gain
 BASE_TOL_M = 0.01
-BASE_FOOTPRINT_HALF = (0.30, 0.25)  # the base box's half extents (bspatial.sim.robot.build_robot)
-BASE_TOP_M = robot_mod.BASE_TOP
 IK_MAX_ITERATIONS = 300          # per waypoint: the setting the experts were calibrated with (the backend default is 200)
 JOINT_SPEED_RAD_S = 1.2         # max joint speed of scripted joint-space moves
 REACH_STANDOFF_M = 0.62         # target contact point this far ahead of the base centre (x, robot frame)
@@ -255,7 +254,7 @@ class ScriptedExpert:
         return out
 
     def _base_free(self, xy, obstacles) -> bool:
-        half = np.array(BASE_FOOTPRINT_HALF) + BASE_CLEARANCE_M
+        half = np.array(BASE_HALF_EXTENTS_M[:2]) + BASE_CLEARANCE_M
         lo, hi = np.asarray(xy) - half, np.asarray(xy) + half
         return all(np.any(hi <= a) or np.any(lo >= b) for a, b in obstacles)
 

@@ -1,4 +1,4 @@
-"""Candidate food items whose categories do not predict a size rank (issue 16, the mixed-category tasks).
+"""Candidate food items whose categories do not predict a size rank (the mixed-category tasks).
 
 ``reach_food_item`` and ``reach_item`` ask for "the largest / second largest / smallest / second smallest
 food item", and their candidates are of different categories by definition (Table S2). Drawn naively, a
@@ -11,7 +11,7 @@ and neighbouring sizes apart by the 10% margin, every category of the set can ta
 then picks a size order under which every category takes every rank with probability 1/4, and sizes along
 that order; it never sees the instruction, so one scene serves every rank (the prompt probe asks the
 training scene for another one). So for any table of typical sizes (the range midpoints, or the blind baseline's
-:mod:`bspatial.construction.priors`) the answer's category has each typical rank with probability 1/4: the
+:mod:`bspatial.construction.quality.priors`) the answer's category has each typical rank with probability 1/4: the
 chance of four candidates.
 
 Sizes are compared as the scene's size rule measures them (the object box's longest side, which for an

@@ -123,7 +123,7 @@ FLOOR_AROUND_M = 1.0
 def _floor_around(room: Room, x0: float, x1: float, y0: float, y1: float) -> Surface:
     """The floor around a floor task's candidate area, inside ``room``'s walls, as a surface (owner ``""``):
     where its clutter stands (:mod:`bspatial.tasks.clutter`) and a decoy copy may stand
-    (:mod:`bspatial.construction.decoys`)."""
+    (:mod:`bspatial.construction.questions.decoys`)."""
     m = FLOOR_AROUND_M
     return Surface("floor", "", 0.0, rect_polygon(max(x0 - m, room.x_min), min(x1 + m, room.x_max),
                                                    max(y0 - m, room.y_min), min(y1 + m, room.y_max)))

@@ -3,7 +3,7 @@ toys on a desk. The target is the candidate whose longest bounding-box dimension
 rank; every neighbouring pair of ranks differs by at least SIZE_MARGIN (10%).
 
 The two food-item tasks mix categories by definition (Table S2: "the largest food item"), so a viewer who
-knows that a box of cereal is large and a lime small would answer them from the categories alone (issue 16:
+knows that a box of cereal is large and a lime small would answer them from the categories alone (measured:
 the typical sizes picked the answer of 78% of episodes). Their candidates are therefore drawn from
 :mod:`~bspatial.tasks.manipulation.balanced_food` sets, in which every category can hold every rank, and
 their size order is drawn so that every category holds every rank with probability 1/4, whatever the

@@ -1,4 +1,4 @@
-"""The procedural asset library: a visual mesh model per object category (issue #15).
+"""The procedural asset library: a visual mesh model per object category.
 
 Families, one module each: :mod:`~bspatial.world.assets.revolve` (tableware, cookware, bottles, bins,
 round fruit), :mod:`~bspatial.world.assets.tools` (knives, spatulas, hammers, pens...),

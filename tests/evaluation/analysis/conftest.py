@@ -45,7 +45,7 @@ def _png(rng: np.random.Generator) -> bytes:
 
 def write_navigation_repo(root: Path, tasks=NAVIGATION_VQA_TASKS, per_task: int = 4) -> Path:
     """A ``task_navigation`` VQA repo: ``per_task`` questions on each task, 4 context frames + the view."""
-    from bspatial.construction.records import VQARecord
+    from bspatial.construction.items.records import VQARecord
     from bspatial.evaluation.vlm.fixtures import write_parquet_config, write_readme
 
     rng = np.random.default_rng(0)

@@ -25,7 +25,7 @@ TASK = "reach_plate"
 
 @pytest.fixture(scope="module")
 def demos(tmp_path_factory) -> Path:
-    from bspatial.construction.demos import record_demos
+    from bspatial.construction.demonstrations.demos import record_demos
 
     return record_demos(tmp_path_factory.mktemp("demos") / "out", tasks=[TASK], episodes_per_task=1, seed=0)
 

@@ -138,7 +138,7 @@ def test_failed_requests_and_bad_rows_raise(docs):
 
 
 def test_the_task_files_match_the_hooks_and_the_ir_configs():
-    from bspatial.construction.export import builder_module
+    from bspatial.construction.publishing.export import builder_module
 
     assert IR_TASKS == tuple(builder_module("ir").TASKS) and IR_CONFIGS == ("all", *IR_TASKS)
     template = _yaml(IR_TASK_DIR / "_default_template_yaml")

@@ -39,7 +39,7 @@ def dataset(tmp_path_factory):
     """A LeRobot v3 dataset of two episodes with the demos' observation.state / action features."""
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    from bspatial.construction.demos import demo_features
+    from bspatial.construction.demonstrations.demos import demo_features
 
     features = {k: v for k, v in demo_features().items() if k in ("observation.state", "action")}
     root = tmp_path_factory.mktemp("lerobot") / "demos"

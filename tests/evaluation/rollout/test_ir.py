@@ -136,7 +136,7 @@ def test_placement_goal_is_fixed_where_the_demonstrations_object_comes_to_rest(b
     result = run_episode(backend, instance, make_expert(backend, instance))
     assert result.outcome.outcome == "correct"
     assert oracle(start) == goal_pixel  # fixed in the world: the moved object does not move the cue
-    final = backend.object_bbox(instance.manipulated)  # the demos' final-frame box (construction/demos.py)
+    final = backend.object_bbox(instance.manipulated)  # the demos' final-frame box (construction/demonstrations/demos.py)
     demo_pixel = target_pixel(box_corners(final.center, final.half_extents, final.rotation), start.K,
                               start.T_world_cam, (start.width, start.height))
     assert goal_pixel is not None and demo_pixel is not None

@@ -221,3 +221,30 @@ def test_server_module_runs_with_chance(tmp_path):
         texts = [r.text for r in remote.generate([Request(f"q{i}", "p", (), "choice") for i in range(4)])]
     assert all(t in "ABCD" for t in texts)  # without options chance answers the bare letter
     assert Path(__file__).name  # keeps the import list honest for linters
+
+
+def test_drain_waits_for_a_request_whose_client_is_gone():
+    from bspatial.evaluation.vlm.backend_api import Response
+
+    class Gated:
+        spec = "gated"
+
+        def __init__(self) -> None:
+            self.gate, self.entered, self.answered = threading.Event(), threading.Event(), 0
+
+        def generate(self, requests):
+            self.entered.set()
+            self.gate.wait()
+            self.answered += len(requests)
+            return [Response("A", 0.0) for _ in requests]
+
+    backend = Gated()
+    with ChatCompletionServer(backend, "gated", max_batch=1) as running:
+        running.submit(Request("q", "p", (), "choice"), None)   # nobody reads this future: a dead client's request
+        assert backend.entered.wait(10)
+        with pytest.raises(TimeoutError, match="1 requests still unanswered after 0.2 s"):
+            running.drain(timeout_s=0.2)
+        assert backend.answered == 0
+        backend.gate.set()
+        running.drain(timeout_s=10)
+        assert backend.answered == 1   # counted the moment drain returns, not after a guessed sleep

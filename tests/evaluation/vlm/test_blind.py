@@ -12,7 +12,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from bspatial.cli import app
-from bspatial.construction.records import VQARecord
+from bspatial.construction.items.records import VQARecord
 from bspatial.evaluation.vlm.backend_chance import ChanceBackend
 from bspatial.evaluation.vlm.fixtures import write_parquet_config, write_readme
 from bspatial.evaluation.analysis.leaderboard import vlm_table

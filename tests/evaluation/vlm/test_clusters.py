@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from bspatial.construction.activities import GENERAL_ACTIVITIES
-from bspatial.construction.general import scene_id
+from bspatial.construction.questions.activities import GENERAL_ACTIVITIES
+from bspatial.construction.questions.general import scene_id
 from bspatial.evaluation.vlm.clusters import cluster_key, cluster_keys, known_cluster_key
 from bspatial.tasks.navigation import NAV_TASKS
 

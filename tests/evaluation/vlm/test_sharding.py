@@ -46,6 +46,7 @@ class _ContentModel:
         self.gate.set()
         self.budget: int | None = None
         self.answered = 0
+        self.server: ChatCompletionServer | None = None
         self._lock = threading.Lock()
 
     def identity(self) -> dict:
@@ -72,6 +73,7 @@ class _ContentModel:
 def model():
     backend = _ContentModel()
     with ChatCompletionServer(backend, "content", max_batch=1) as server:
+        backend.server = server   # the kill tests drain it before counting
         yield backend, f"openai:{server.base_url}#content"
         backend.gate.set()
 
@@ -185,7 +187,7 @@ def test_killed_run_resumes_without_losing_or_repeating_rows(model, repos, refer
     part = tmp_path / f"vqa-{CONFIG}"
     _kill_after(backend, _plain(spec, repos, tmp_path), part, SAMPLES_FILE, 5)
     assert len(read_jsonl(part / SAMPLES_FILE)) == 5
-    time.sleep(0.5)  # the request the kill left waiting is answered (to nobody) before counting
+    backend.server.drain(timeout_s=60)  # the requests the kill left waiting are answered (to nobody) first
     backend.answered = 0
     _run(_plain(spec, repos, tmp_path))
     assert backend.answered == 33 - 5
@@ -203,7 +205,7 @@ def test_killed_sharded_run_resumes_without_losing_or_repeating_rows(model, repo
 
     plain = tmp_path / "plain"
     shutil.copytree(killed, plain)
-    time.sleep(0.5)  # the request the kill left waiting is answered (to nobody) before counting
+    backend.server.drain(timeout_s=60)  # the requests the kill left waiting are answered (to nobody) first
     for out, command in ((killed, _torchrun), (plain, _plain)):  # resumed sharded, and by a single process
         backend.answered = 0
         _run(command(spec, repos, out))

@@ -1,0 +1,1 @@
+"""Scripted-expert demonstrations as a LeRobot dataset, their context frames and the step budgets."""

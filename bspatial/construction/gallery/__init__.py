@@ -1,0 +1,1 @@
+"""The asset gallery: a picture of every object category and room type."""

@@ -1,0 +1,336 @@
+"""The answerability audit of the data-quality report: do the items obey the validity rules?
+
+Computed from the records' own metadata with **its own geometry** (a few lines of numpy below, never
+:mod:`bspatial.world.relations`, the calculator the generator uses), so an error in one is caught by the
+other. Per dataset config and rule it counts the items the rule applies to and the items that break it; the
+build fails when any rule is broken by more than :data:`MAX_BREAK_SHARE_PCT` of its items (:class:`AuditFailure`).
+
+Rules (the dataset card states them):
+
+``options_real``
+    Every option names something in the frame(s): an object option maps to an object whose segmentation
+    covers at least the visibility threshold (the answer the stricter one), a numbered option to a mark
+    drawn on the frame, a room option to a room whose floor covers :data:`MIN_ROOM_PIXELS` over the frames.
+``named_visible``
+    Every entity the question names (the direction subject and reference, the distance reference or
+    landmark, the rooms) is visible by the same thresholds.
+``one_true``
+    Exactly one option is true, every distractor false by a margin along its own axis: distance 15% and
+    size 10% relative (Appendix 11); direction, the distractor's own-axis offset at most
+    :data:`~bspatial.catalog.thresholds.DIRECTION_DISTRACTOR_RATIO` of the answer's; room quadrants 15
+    degrees off the axes.
+``same_category``
+    General size items compare objects of one category (Appendix 11.1). Task-grounded size items keep the
+    task's Table S2 candidates ("food item", "toy" are mixed by definition; for the food items the
+    typical-size leak is ``mixed_category_prior`` below).
+``last_frame_scene``
+    Multi-frame items: walls cover at most :data:`MAX_LAST_FRAME_WALL_SHARE` of the last frame.
+``mixed_category_prior``
+    Size items of the mixed-category tasks (:data:`MIXED_CATEGORY_TASKS`): an item "breaks" it when ranking
+    its options' categories (from the metadata's objects) by typical size
+    (:data:`bspatial.construction.quality.priors.TYPICAL_LENGTH_M`) picks the answer, i.e. a viewer who recognises
+    the categories answers without comparing sizes. A share, not a defect per item: its line fails above
+    chance plus :data:`PRIOR_MARGIN_PCT` points, and only on :data:`PRIOR_MIN_ITEMS` items or more.
+
+Example:
+    >>> row = {"id": "x", "setting": "single_frame", "category": "size", "subtype": "object_relative",
+    ...        "question": "Which object is the longest?", "options": ["mug 1", "mug 2", "mug 3", "mug 4"],
+    ...        "answer": "A", "metadata": json.dumps({"option_objects": {f"mug {k}": f"m{k}" for k in range(1, 5)},
+    ...        "marks": [[str(k), [0, 0]] for k in range(1, 5)],
+    ...        "objects": {f"m{k}": {"category": "mug", "center": [0, 0, 0], "extents": [0.2 / k, 0.05, 0.05],
+    ...                              "pixels": 900} for k in range(1, 5)}})}
+    >>> audit([row]).ok
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from bspatial.catalog.thresholds import DIRECTION_DISTRACTOR_RATIO, DISTANCE_MARGIN, SIZE_MARGIN
+from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_ANSWER_PIXELS, MIN_ROOM_PIXELS, \
+    MIN_VISIBLE_PIXELS
+from bspatial.construction.quality import priors
+from bspatial.construction.quality.report import QualityFailure
+from bspatial.world import relations
+
+MAX_BREAK_SHARE_PCT = 1.0
+"""The build fails if any rule is broken by more than 1% of a config's items."""
+RULES = ("options_real", "named_visible", "one_true", "same_category", "last_frame_scene", "mixed_category_prior")
+MIXED_CATEGORY_TASKS = ("reach_food_item", "reach_item")
+"""Table S2 size tasks whose candidates are "food items" of mixed categories, drawn so that the categories'
+typical sizes do not predict the answer. (reach_toys mixes toy categories too; not yet balanced.)"""
+PRIOR_MARGIN_PCT = 10.0
+"""mixed_category_prior fails when the prior picks the answer of more than chance (one in four options) plus
+this many points of a line's items: the blind-baseline gate's 10-point band."""
+PRIOR_MIN_ITEMS = 50
+"""Fewer items cannot tell a leak from luck (the data-quality gate's GATE_MIN_ITEMS): the line is reported only."""
+LETTERS = "ABCD"
+_RANK = re.compile(r"\b(?:(second|third) )?(largest|smallest|longest|closest|farthest)\b")
+
+
+def _limit(result: "RuleResult") -> str:
+    """The limit, in a failure message, of a rule whose limit is not the 1% of the defect rules."""
+    return "" if result.limit_pct == MAX_BREAK_SHARE_PCT else f", limit {result.limit_pct:g}%"
+
+
+class AuditFailure(QualityFailure):
+    """A validity rule is broken by more than :data:`MAX_BREAK_SHARE_PCT` of a config's items."""
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    config: str
+    rule: str
+    applies: int
+    breaks: int
+    examples: tuple[str, ...]
+    limit_pct: float = MAX_BREAK_SHARE_PCT
+    min_items: int = 0
+
+    @property
+    def share_pct(self) -> float:
+        return 100.0 * self.breaks / self.applies if self.applies else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.applies < self.min_items or self.share_pct <= self.limit_pct
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    results: tuple[RuleResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    def to_markdown(self) -> str:
+        lines = ["| config | rule | items checked | broken | broken % | check |", "|---|---|---|---|---|---|"]
+        lines += [f"| {r.config} | {r.rule} | {r.applies} | {r.breaks} | {r.share_pct:.1f} | "
+                  f"{'pass' if r.ok else 'FAIL'} |" for r in self.results]
+        return "\n".join(lines)
+
+    def failures(self) -> str:
+        return "; ".join(f"{r.config} / {r.rule}: {r.breaks} of {r.applies} ({r.share_pct:.1f}%{_limit(r)}), e.g. "
+                         f"{', '.join(r.examples)}" for r in self.results if not r.ok)
+
+
+# ----------------------------------------------------------------------------- the audit's own geometry
+
+
+def _offsets(a, b, T_world_cam) -> dict[str, float]:
+    """Signed offsets of ``a`` from ``b`` per direction word (Appendix 15: left/right along the image's
+    columns, front = farther from the camera horizontally, above/below by world height)."""
+    R = np.asarray(T_world_cam, float)[:3, :3]
+    d = np.asarray(a, float) - np.asarray(b, float)
+    right = float(d @ R[:, 0])                                 # the camera's x axis in the world
+    forward = np.array([R[0, 2], R[1, 2]])                    # optical axis, flattened onto the floor
+    front = float(d[:2] @ forward)
+    return {"right": right, "left": -right, "front": front, "back": -front, "above": float(d[2]), "below": -float(d[2])}
+
+
+def _aabb_distance(point, center, extents) -> float:
+    gap = np.maximum(np.abs(np.asarray(point, float) - np.asarray(center, float)) - np.asarray(extents, float) / 2, 0)
+    return float(np.sqrt((gap ** 2).sum()))
+
+
+def _gap(a: float, b: float) -> float:
+    big = max(abs(a), abs(b))
+    return abs(a - b) / big if big else 0.0
+
+
+def _ranked_ok(values: Mapping[str, float], answer: str, relation: str, margin: float) -> bool:
+    """``answer`` holds the rank ``relation`` names and differs from every other option by ``margin``."""
+    matches = list(_RANK.finditer(relation))   # the last: size questions first say "the longest dimension"
+    match = matches[-1] if matches else None
+    if match is None or answer not in values:
+        return False
+    k = {"second": 1, "third": 2}.get(match.group(1) or "", 0)
+    descending = match.group(2) in ("largest", "longest", "farthest")
+    order = sorted(values, key=lambda n: -values[n] if descending else values[n])
+    return k < len(order) and order[k] == answer and all(
+        _gap(values[n], values[answer]) >= margin for n in values if n != answer)
+
+
+# ----------------------------------------------------------------------------- per-item checks
+
+
+def _pixels(meta: Mapping, name: str) -> int:
+    return int((meta.get("objects") or {}).get(name, {}).get("pixels", 0))
+
+
+def _object_option_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
+    options = meta["option_objects"]
+    marks = {str(m[0]) for m in meta.get("marks") or []}
+    real = set(row["options"]) <= set(options)
+    for text in row["options"]:
+        name = options.get(text)
+        threshold = MIN_ANSWER_PIXELS if text == answer else MIN_VISIBLE_PIXELS
+        numbered = re.fullmatch(r".* (\d+)", text)
+        if name is None or _pixels(meta, name) < threshold or (numbered and numbered.group(1) not in marks):
+            real = False
+    return {"options_real": real}
+
+
+def _distance_true(row: Mapping, meta: Mapping, answer: str) -> bool:
+    objects = meta["objects"]
+    reference = meta.get("reference")
+    point = meta.get("point")
+    if point is None and reference in objects:      # task-grounded: the named landmark
+        ref = objects[reference]
+        if ref["category"] == "walls":              # a wall: perpendicular distance to its slab
+            measure = lambda c: _aabb_distance(c, ref["center"], ref["extents"])  # noqa: E731
+        else:
+            measure = lambda c: float(np.linalg.norm(np.subtract(c, ref["center"])))  # noqa: E731
+    elif point is not None:
+        measure = lambda c: float(np.linalg.norm(np.subtract(c, point)))  # noqa: E731
+    else:
+        return False
+    values = {t: measure(objects[n]["center"]) for t, n in meta["option_objects"].items()
+              if n in objects and t in row["options"]}
+    return len(values) == len(row["options"]) and _ranked_ok(values, answer, row["question"], DISTANCE_MARGIN)
+
+
+def _size_true(row: Mapping, meta: Mapping, answer: str) -> bool:
+    objects = meta["objects"]
+    values = {t: float(max(objects[n]["extents"])) for t, n in meta["option_objects"].items()
+              if n in objects and t in row["options"]}
+    if len(values) != len(row["options"]):
+        return False
+    if len(meta.get("candidates") or ()) > len(values):
+        # A task's rank ("the third largest toy on the desk") is among all its candidates, of which the options
+        # are four: rank among the candidates, and every option must differ from the answer by the margin.
+        named = {n: t for t, n in meta["option_objects"].items()}
+        everyone = {named.get(n, n): float(max(objects[n]["extents"])) for n in meta["candidates"] if n in objects}
+        return len(everyone) == len(meta["candidates"]) and _ranked_ok(everyone, answer, row["question"], 0.0) \
+            and all(_gap(v, values[answer]) >= SIZE_MARGIN for t, v in values.items() if t != answer)
+    return _ranked_ok(values, answer, row["question"], SIZE_MARGIN)
+
+
+def _direction_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
+    objects = meta.get("objects") or {}
+    subject = meta.get("object")
+    if meta.get("arm"):
+        ref_point, ref_ok = meta["eef_pos"][meta["arm"]], True
+    else:
+        ref = meta.get("reference")
+        ref_point, ref_ok = (objects[ref]["center"], _pixels(meta, ref) >= MIN_VISIBLE_PIXELS) if ref in objects \
+            else (None, False)
+    named = subject in objects and _pixels(meta, subject) >= MIN_VISIBLE_PIXELS and ref_ok
+    if not named or ref_point is None:
+        return {"named_visible": False, "one_true": False}
+    offsets = _offsets(objects[subject]["center"], ref_point, meta["camera"]["T_world_cam"])
+    true = offsets[answer] > 0 and all(offsets[o] <= DIRECTION_DISTRACTOR_RATIO * offsets[answer]
+                                       for o in row["options"] if o != answer)
+    return {"named_visible": True, "one_true": true}
+
+
+def _room_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
+    pixels = meta.get("room_pixels") or {}
+    out = {"last_frame_scene": meta.get("last_frame_wall_share", 1.0) <= MAX_LAST_FRAME_WALL_SHARE}
+    if row["category"] == "direction":
+        a, b = meta["object"], meta["reference"]
+        out["named_visible"] = pixels.get(a, 0) >= MIN_ROOM_PIXELS and pixels.get(b, 0) >= MIN_ROOM_PIXELS
+        offset = np.subtract(meta["room_centers"][a], meta["room_centers"][b])
+        out["one_true"] = relations.clear_quadrant(*relations.robot_frame_offset(offset, meta["last_yaw"])) == answer
+        return out
+    rooms = meta["option_rooms"]
+    out["options_real"] = set(row["options"]) <= set(rooms) and all(
+        pixels.get(rooms[t], 0) >= MIN_ROOM_PIXELS for t in row["options"])
+    if not out["options_real"]:
+        out["one_true"] = False
+        return out
+    if row["category"] == "distance":
+        robot = meta["robot_xy"]
+        values = {t: float(np.hypot(*np.subtract(meta["room_centers"][rooms[t]], robot))) for t in row["options"]}
+        out["one_true"] = _ranked_ok(values, answer, "closest", DISTANCE_MARGIN)
+    elif "room_bounds" in meta:
+        bounds = meta["room_bounds"]
+        values = {t: (bounds[rooms[t]][1] - bounds[rooms[t]][0]) * (bounds[rooms[t]][3] - bounds[rooms[t]][2])
+                  for t in row["options"]}
+        out["one_true"] = _ranked_ok(values, answer, "largest", SIZE_MARGIN)
+    return out
+
+
+def prior_picks(categories: Sequence[str], answer: int, relation: str) -> bool | None:
+    """Whether ranking ``categories`` (one per option, e.g. "box_of_oatmeal") by typical size puts option
+    ``answer`` at the rank ``relation`` names ("the second smallest ..."); ties go by option order, which
+    the question draws at random. None when a category has no typical size or two options share one."""
+    rank = priors.ranks([c.replace("_", " ") for c in categories], priors.TYPICAL_LENGTH_M, descending=True)
+    matches = list(_RANK.finditer(relation))
+    if rank is None or not matches:
+        return None
+    k = {"second": 1, "third": 2}.get(matches[-1].group(1) or "", 0)
+    wanted = k if matches[-1].group(2) in ("largest", "longest") else len(categories) - 1 - k
+    return rank[answer] == wanted
+
+
+def _prior_check(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
+    objects, names = meta.get("objects") or {}, meta["option_objects"]
+    categories = [(objects.get(names.get(t)) or {}).get("category", "") for t in row["options"]]
+    picked = prior_picks(categories, row["options"].index(answer), row["question"])
+    return {} if picked is None else {"mixed_category_prior": not picked}
+
+
+def item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
+    """Each applicable rule of one VQA record -> whether the record keeps it."""
+    meta = json.loads(row["metadata"]) if isinstance(row["metadata"], str) else dict(row["metadata"])
+    answer = row["options"][LETTERS.index(row["answer"])]
+    setting, category = row["setting"], row["category"]
+    if setting.startswith("multi_frame"):
+        return _room_checks(row, meta, answer)
+    if setting not in ("single_frame", "task_manipulation"):
+        return {}
+    out: dict[str, bool] = {}
+    if "option_objects" in meta:
+        out.update(_object_option_checks(row, meta, answer))
+        if category == "distance":
+            reference = meta.get("reference")
+            if reference not in (None, "camera", "left_arm", "right_arm"):
+                out["named_visible"] = _pixels(meta, reference) >= MIN_VISIBLE_PIXELS
+            out["one_true"] = out["options_real"] and _distance_true(row, meta, answer)
+        elif category == "size":
+            out["one_true"] = out["options_real"] and _size_true(row, meta, answer)
+            if setting == "single_frame":   # tasks keep their Table S2 candidate sets (toys, food items)
+                names = [meta["option_objects"].get(t) for t in row["options"]]
+                out["same_category"] = len({(meta["objects"].get(n) or {}).get("category") for n in names}) == 1
+            elif row.get("task") in MIXED_CATEGORY_TASKS:
+                out.update(_prior_check(row, meta, answer))
+    elif category == "direction" and row["subtype"] in ("object_relative", "robot_arm_relative"):
+        out.update(_direction_checks(row, meta, answer))
+    return out
+
+
+def audit(rows: Iterable[Mapping[str, Any]], config_of: Callable[[Mapping[str, Any]], str] | None = None,
+          max_examples: int = 3) -> AuditReport:
+    """Per (config, rule): the items checked and broken (``config_of`` as in the quality report)."""
+    applies: dict[tuple[str, str], int] = defaultdict(int)
+    broken: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for row in rows:
+        config = config_of(row) if config_of else "all"
+        for rule, kept in item_checks(row).items():
+            applies[config, rule] += 1
+            if not kept:
+                broken[config, rule].append(str(row["id"]))
+    limits = {"mixed_category_prior": {"limit_pct": 100.0 / len(LETTERS) + PRIOR_MARGIN_PCT, "min_items": PRIOR_MIN_ITEMS}}
+    results = [RuleResult(config, rule, applies[config, rule], len(broken[config, rule]),
+                          tuple(broken[config, rule][:max_examples]), **limits.get(rule, {}))
+               for config, rule in sorted(applies, key=lambda k: (k[0], RULES.index(k[1])))]
+    return AuditReport(tuple(results))
+
+
+def check(report: AuditReport) -> None:
+    """Raise :class:`AuditFailure` naming every rule broken by more than :data:`MAX_BREAK_SHARE_PCT`."""
+    if not report.ok:
+        raise AuditFailure(f"answerability audit: rules broken by more than {MAX_BREAK_SHARE_PCT}% of items: "
+                           f"{report.failures()}")
+
+
+__all__: Sequence[str] = ("AuditFailure", "AuditReport", "RuleResult", "audit", "check", "item_checks", "prior_picks")

@@ -1,0 +1,359 @@
+"""Task-grounded manipulation VQA templates: one four-option question per task instance.
+
+Each template asks about the relation the task's instruction turns on, in the wording of Table S1,
+with the answer computed by :mod:`bspatial.world.relations` from the frame's 3D states and
+checked against the task's own geometric target wherever the two coincide (a disagreement is a bug
+and raises :class:`ConstructionError`, never a silently wrong label):
+
+=============  =====================  ============================================================
+task category  (category, subtype)    question
+=============  =====================  ============================================================
+size           size / object_rel.     which {noun} {where} is the {relation}? (longest dimension)
+distance       distance / object_rel. which object is the {closest to|farthest from} the {ref}?
+ordinal        direction / ordinal    which tool is the {relation} on the countertop?
+locate (grid)  direction / locate     where is the marked hardback book located on the bookcase?
+locate (layer) direction / locate     where is the {object} located in the {container}? (goal state)
+direction      direction / object_rel where is the {object} relative to the {ref}? (goal state)
+=============  =====================  ============================================================
+
+Distractors come from the candidate objects (object answers) or the relation's answer space (cells,
+layers, directions). Candidates that share a category get numbered marks drawn on the frame and
+options "plate 1".."plate 4" (numbers from the seeded generator, so they never encode the order).
+Every option names something in the image: the three-candidate distance tasks get a fourth
+visible object that loses by the distance margin (when the frame has none, the build adds one of the
+candidates' category, :mod:`~bspatial.construction.questions.decoys`), and all four options are then numbered marks
+("object 1".."object 4"); direction distractors are false by the direction margin
+(:func:`bspatial.world.relations.false_directions`); the landmark a question names is visible. No option
+is offered that a text-only guesser could rule out as never right: a side question always offers both
+sides, a layer question the task's other answerable layers (:mod:`bspatial.construction.quality.report`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bspatial.catalog.thresholds import DISTANCE_MARGIN, ORDINAL_GAP_M, SIZE_MARGIN
+from bspatial.world import relations
+from bspatial.world.relations import spoken
+from bspatial.construction.items.frames import GOAL_VIEW_HIDDEN_LAYERS, MARK_RADIUS_PX, STRUCTURAL_CATEGORIES, FrameRecord, \
+    Rejected
+from bspatial.scoring.choice import LETTERS
+from bspatial.catalog.tasks import TASKS
+from bspatial.tasks.base import TaskInstance
+from bspatial.tasks.manipulation.common import DISPLAY_NAMES, split_variant
+
+N_OPTIONS = len(LETTERS)
+
+# Noun and location phrase of each reach task's candidates (Table S2 example instructions).
+NOUNS: dict[str, tuple[str, str]] = {
+    "reach_food_item": ("food item", "on the chopping board"),
+    "reach_item": ("food item", "on the countertop"),
+    "reach_plate": ("plate", "on the countertop"),
+    "reach_toys": ("toy", "on the desk"),
+    "reach_dice": ("dice", "on the bed"),
+    "reach_paperback_book": ("paperback book", "on the desk"),
+    "reach_pizza_plate": ("pizza plate", "on the breakfast table"),
+    "reach_soda_can": ("can of soda", "on the floor"),
+    "reach_storage_box": ("storage box", "on the floor"),
+    "reach_tool": ("tool", "on the countertop"),
+    "reach_hardback": ("hardback book", "in the bookcase"),
+}
+_DISPLAY = {"walls": "wall"}
+
+
+class NoFourthObject(Rejected):
+    """A three-candidate distance question found no fourth visible object that loses by the margin: the build
+    adds one of the candidates' category to the question's frame (:mod:`~bspatial.construction.questions.decoys`)."""
+
+
+class ConstructionError(AssertionError):
+    """The calculator's answer contradicts the task's own geometric target: a bug, never skipped."""
+
+
+@dataclass(frozen=True)
+class Question:
+    category: str
+    subtype: str
+    question: str
+    options: tuple[str, ...]
+    answer: str  # letter
+    frame: str  # "initial" or "goal" (goal-state frame of a placement task)
+    marks: tuple[tuple[str, tuple[float, float]], ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def answer_text(self) -> str:
+        return self.options[LETTERS.index(self.answer)]
+
+
+def display(category: str) -> str:
+    return _DISPLAY.get(category, category.replace("_", " "))
+
+
+def task_question(instance: TaskInstance, record: FrameRecord, goal: FrameRecord | None,
+                  rng: np.random.Generator) -> Question:
+    """The task-grounded question of ``instance`` (``goal``: its goal-state frame, placement tasks only).
+
+    Raises:
+        Rejected: a filter fails; ConstructionError: the answer contradicts the task's target.
+    """
+    if instance.category == "size":
+        return _size(instance, record, rng)
+    if instance.category == "distance":
+        return _distance(instance, record, rng)
+    if instance.category == "ordinal":
+        return _ordinal(instance, record, rng)
+    if instance.category == "locate":
+        return _layer(instance, _need(goal), rng) if instance.container is not None else _grid(instance, record, rng)
+    if instance.category == "direction":
+        return _side(instance, _need(goal), rng)
+    raise ValueError(f"task {instance.task!r} has category {instance.category!r} with no manipulation template")
+
+
+def four_options(category: str, subtype: str, question: str, answer_text: str, distractors, rng: np.random.Generator,
+                 **kwargs) -> Question:
+    """A four-option :class:`Question`: the answer plus three distractors drawn by ``rng``, order shuffled
+    (general VQA reuses the task-grounded rule, so both suites place answers the same way)."""
+    return _finish(category, subtype, question, answer_text, distractors, rng, **kwargs)
+
+
+def _need(goal: FrameRecord | None) -> FrameRecord:
+    if goal is None:
+        raise ValueError("placement templates need the goal-state frame")
+    return goal
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _check_visible(record: FrameRecord, names, answer: str | None) -> None:
+    for n in names:
+        state = record.objects[n]
+        if not state.visible(answer=(n == answer)):
+            raise Rejected(f"{n} covers {state.pixels} px (too few{' for the answer' if n == answer else ''})")
+
+
+def _labels(instance: TaskInstance, record: FrameRecord, names, rng, numbers_from: int | None = None,
+            noun: str | None = None, marked: bool = False) -> tuple[dict[str, str], tuple, tuple[str, ...]]:
+    """Option text per object, the marks to draw (when categories repeat, or always with ``marked``), and the
+    option texts of the numbers left unused.
+
+    Marks are numbered with distinct numbers drawn from 1..``numbers_from`` (default: as many as names);
+    ``noun`` (default: the task's candidate noun) names the marked options ("dice 2", "object 3").
+    """
+    categories = [record.objects[n].category for n in names]
+    if len(set(categories)) == len(categories) and not marked:
+        return {n: display(c) for n, c in zip(names, categories)}, (), ()
+    noun = noun or NOUNS.get(instance.task, (display(categories[0]), ""))[0]
+    numbers = rng.choice(numbers_from or len(names), len(names), replace=False) + 1
+    labels = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
+    marks = tuple((str(k), _centroid(record, n)) for n, k in zip(names, numbers))
+    unused = tuple(f"{noun} {k}" for k in range(1, (numbers_from or len(names)) + 1) if k not in set(numbers))
+    return labels, marks, unused
+
+
+def _centroid(record: FrameRecord, name: str) -> tuple[float, float]:
+    rows, cols = np.nonzero(record.mask(name))
+    return float(cols.mean() + 0.5), float(rows.mean() + 0.5)
+
+
+def _finish(category, subtype, question, answer_text, distractors, rng, *, frame="initial", marks=(),
+            metadata=None) -> Question:
+    distractors = list(dict.fromkeys(d for d in distractors if d != answer_text))
+    if len(distractors) < N_OPTIONS - 1:
+        raise Rejected(f"only {len(distractors)} distractors for {question!r}")
+    chosen = [distractors[i] for i in sorted(rng.choice(len(distractors), N_OPTIONS - 1, replace=False))]
+    options = [answer_text, *chosen]
+    order = rng.permutation(N_OPTIONS)
+    options = tuple(options[i] for i in order)
+    letter = LETTERS[options.index(answer_text)]
+    return Question(category, subtype, question, options, letter, frame, tuple(marks),
+                    {"answer_text": answer_text, **(metadata or {})})
+
+
+# ----------------------------------------------------------------------------- templates
+
+
+def _size(instance, record, rng) -> Question:
+    names = list(instance.candidates)
+    sizes = {n: relations.longest_dimension(record.objects[n].extents) for n in names}
+    answer, margin = relations.pick_by_rank(sizes, instance.variant)
+    if margin < SIZE_MARGIN:
+        raise Rejected(f"size margin {margin:.3f} < {SIZE_MARGIN}")
+    _agree(instance, answer)
+    _check_visible(record, names, answer)
+    # Always numbered marks ("food item 2", "toy 4"): the mixed-category tasks (reach_item, reach_food_item,
+    # reach_toys) named their options by category, and typical sizes alone (a box of cereal is the largest,
+    # a lime the smallest) then answered 55-64% of them without the image.
+    labels, marks, _ = _labels(instance, record, names, rng, marked=True)
+    noun, where = NOUNS[instance.task]
+    q = (f"Measuring from the length of the longest dimension (length, width, or height), which {noun} {where} "
+         f"is the {spoken(instance.variant)}?")
+    return _finish("size", "object_relative", q, labels[answer], [labels[n] for n in names if n != answer], rng,
+                   marks=marks, metadata={"option_objects": {labels[n]: n for n in names}, "values": sizes, "margin": margin})
+
+
+def reference_distance(record: FrameRecord, reference: str):
+    """World point -> distance (m) to ``reference`` as distance questions measure it."""
+    ref = record.objects[reference]
+    if ref.category == "walls":  # planar reference: perpendicular distance to its face
+        return lambda p: relations.box_distance(p, ref.center, ref.extents, ref.rotation)
+    return lambda p: relations.center_distance(p, ref.center)
+
+
+def _distance(instance, record, rng) -> Question:
+    relation, ref_key = split_variant(instance.variant)
+    measure = reference_distance(record, instance.reference)
+    names = list(instance.candidates)
+    dist = {n: measure(record.objects[n].center) for n in names}
+    answer, margin = relations.pick_by_rank(dist, relation)
+    if margin < DISTANCE_MARGIN:
+        raise Rejected(f"distance margin {margin:.3f} < {DISTANCE_MARGIN}")
+    _agree(instance, answer)
+    _check_visible(record, names, answer)
+    # The landmark the question names must be findable in the frame (measured: 8.1% of these items named
+    # a bottom cabinet or chair under 300 px).
+    _check_visible(record, [instance.reference], None)
+    if len(names) < N_OPTIONS:
+        # Three candidates: the fourth option is another object visible in the frame that loses by the
+        # margin (Section 3.3: distractors "drawn from the corresponding objects"), and every option is a
+        # numbered mark ("object 1".."object 4", numbers in seeded order), so neither its name nor an absent
+        # number tells a text-only or a looking guesser which option cannot be right.
+        names = names + [_fourth_object(instance, record, names, dist, relation, measure, rng)]
+    labels, marks, _ = _labels(instance, record, names, rng, noun=None if len(set(
+        record.objects[n].category for n in names)) == 1 else "object")
+    preposition = "to" if relation == "closest" else "from"
+    q = (f"Measuring from the center of each object, which object is the {relation} {preposition} the "
+         f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")
+    options = {labels[n]: n for n in names}
+    return _finish("distance", "object_relative", q, labels[answer], [t for t in options if t != labels[answer]], rng,
+                   marks=marks, metadata={"option_objects": options, "values": dist, "margin": margin,
+                                          "reference": instance.reference})
+
+
+FOURTH_MARK_CLEARANCE_PX = 2.5 * MARK_RADIUS_PX
+"""A fourth-option object's mark keeps this far from the candidates' marks (2.5 mark radii), so two marks
+never overlap (a large support's mask centroid can sit under the objects on it)."""
+
+
+def _fourth_object(instance, record, names, dist, relation, measure, rng) -> str:
+    """A visible scene object (not a candidate, the reference or a structural part) that loses to the
+    answer by the distance margin; drawn by ``rng``. Adds its distance to ``dist``.
+
+    Raises:
+        Rejected: no such object in the frame (the build draws another instance).
+    """
+    best = dist[relations.pick_by_rank(dist, relation)[0]]
+    taken = [_centroid(record, n) for n in names]
+    pool = []
+    for n, s in sorted(record.objects.items()):
+        if n in names or n == instance.reference or s.category in STRUCTURAL_CATEGORIES \
+                or not s.visible():
+            continue
+        d = measure(s.center)
+        loses = d > best if relation == "closest" else d < best
+        if not loses or relations.relative_gap(d, best) < DISTANCE_MARGIN:
+            continue
+        u, v = _centroid(record, n)
+        if min(np.hypot(u - a, v - b) for a, b in taken) >= FOURTH_MARK_CLEARANCE_PX:
+            pool.append((n, d))
+    if not pool:
+        raise NoFourthObject("no fourth visible object loses to the answer by the distance margin")
+    name, d = pool[int(rng.integers(len(pool)))]
+    dist[name] = d
+    return name
+
+
+def _ordinal(instance, record, rng) -> Question:
+    names = list(instance.candidates)
+    axis = relations.robot_right_axis(float(record.base_pose[2]))
+    proj = {n: float(np.dot(record.objects[n].center[:2], axis)) for n in names}
+    answer, _ = relations.pick_by_rank({n: -p for n, p in proj.items()}, instance.variant)
+    order = relations.order_left_to_right({n: record.objects[n].center for n in names}, axis)
+    gap = min(b - a for a, b in zip(sorted(proj.values()), sorted(proj.values())[1:]))
+    if gap < ORDINAL_GAP_M:
+        raise Rejected(f"ordinal gap {gap:.3f} m < {ORDINAL_GAP_M}")
+    _agree(instance, answer)
+    _check_visible(record, names, answer)
+    labels, marks, _ = _labels(instance, record, names, rng)
+    noun, where = NOUNS[instance.task]
+    q = f"Which {noun} is the {spoken(instance.variant)} {where}?"
+    return _finish("direction", "ordinal", q, labels[answer], [labels[n] for n in names if n != answer], rng,
+                   marks=marks, metadata={"option_objects": {labels[n]: n for n in names}, "left_to_right": order,
+                                          "right_axis": axis.tolist()})
+
+
+def _grid(instance, record, rng) -> Question:
+    top_down = {k: tuple(v) for k, v in instance.measurements["cells"].items()}
+    rows = sorted({(v[4], v[5]) for v in top_down.values()})  # bottom first
+    edges = sorted({e for v in top_down.values() for e in (v[2], v[3])}, reverse=True)  # robot-left (+y) first
+    x_range = next(iter(top_down.values()))[:2]
+    cells = relations.grid_cells_bottom_up(rows, edges, x_range)
+    target = instance.target
+    answer = relations.locate_cell(record.objects[target].center, cells)
+    if answer is None:
+        raise Rejected(f"{target} centre lies in no cell")
+    # The task and the prompts' locate rules both count rows from the bottom: the cells must agree.
+    if answer != instance.variant:
+        raise ConstructionError(f"{instance.task} seed {instance.seed}: calculator cell {answer} vs task {instance.variant}")
+    _check_visible(record, [target], target)
+    q = "Where is the hardback book marked 1 located on the bookcase?"
+    return _finish("direction", "locate", q, answer, sorted(cells), rng, marks=(("1", _centroid(record, target)),),
+                   metadata={"object": target, "cells": {k: list(v) for k, v in cells.items()}})
+
+
+def _layer(instance, goal, rng) -> Question:
+    moved = goal.objects[instance.manipulated]
+    bottom = float(moved.center[2] - moved.extents[2] / 2)
+    bands = instance.container.compartment_bands
+    index = relations.locate_band(bottom, bands)
+    if index is None:
+        raise Rejected(f"{moved.name} bottom {bottom:.3f} m lies in no layer band")
+    if index + 1 != instance.placement.layer:
+        raise ConstructionError(f"{instance.task} seed {instance.seed}: layer {index + 1} vs task {instance.placement.layer}")
+    _check_visible(goal, [moved.name], moved.name)
+    category = goal.objects[instance.reference].category
+    q = f"Where is the {display(moved.category)} located in the {display(category)}?"
+    # Distractors: the task's other answerable layers (its variants the goal view can show), then one
+    # other layer. Offering layers that are never an answer (the fridge's lower layers, the cabinet's
+    # hidden bottom) would let a text-only guesser rule them out.
+    hidden = GOAL_VIEW_HIDDEN_LAYERS.get(category, ())
+    answerable = [int(v) for v in TASKS[instance.task].variants if int(v) not in hidden and int(v) != index + 1]
+    others = [k for k in range(1, len(bands) + 1) if k != index + 1 and k not in answerable]
+    need = N_OPTIONS - 1 - len(answerable)
+    extra = [others[i] for i in sorted(rng.choice(len(others), need, replace=False))] if need > 0 else []
+    distractors = [f"layer {k}" for k in sorted(answerable + extra)]
+    return _finish("direction", "locate", q, f"layer {index + 1}", distractors, rng, frame="goal",
+                   metadata={"object": moved.name, "bottom_height": bottom, "bands": np.asarray(bands).tolist()})
+
+
+def _side(instance, goal, rng) -> Question:
+    moved, ref = goal.objects[instance.manipulated], goal.objects[instance.reference]
+    answer = relations.camera_direction(moved.center, ref.center, goal.frame.T_world_cam)
+    if answer is None:
+        raise Rejected("direction ambiguous from the camera's viewpoint")
+    if answer in ("left", "right") and answer != instance.placement.side:
+        raise ConstructionError(f"{instance.task} seed {instance.seed}: camera says {answer}, task {instance.placement.side}")
+    _check_visible(goal, [moved.name, ref.name], moved.name)
+    _, ref_key = split_variant(instance.variant)
+    q = (f"From the viewpoint of the image, where is the {display(moved.category)} relative to the "
+         f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")
+    # The opposite side is always offered: the tasks only place left or right, so a question offering one
+    # of them beside three other directions would give its answer away to a text-only guesser. The other
+    # distractors are directions false by the distractor margin (relations.false_directions).
+    wrong = relations.false_directions(relations.camera_offsets(moved.center, ref.center, goal.frame.T_world_cam), answer)
+    opposite = {"left": "right", "right": "left"}.get(answer)
+    others = [d for d in wrong if d != opposite]
+    distractors = [opposite, *(others[i] for i in rng.choice(len(others), N_OPTIONS - 2, replace=False))] if opposite \
+        else wrong
+    return _finish("direction", "object_relative", q, answer, distractors, rng, frame="goal",
+                   metadata={"object": moved.name, "reference": ref.name})
+
+
+def _agree(instance, answer: str) -> None:
+    if answer != instance.target:
+        raise ConstructionError(f"{instance.task} {instance.variant!r} seed {instance.seed}: calculator picks "
+                                f"{answer}, the task's target is {instance.target}")

@@ -1,0 +1,156 @@
+"""The answerability audit (issue 16, item 2) on hand-made records whose geometry is written out here, so each
+expected verdict follows from the numbers in the test, not from the generator or the audit."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bspatial.construction.quality.audit import AuditFailure, audit, check, item_checks
+
+CAMERA = {"K": [[600, 0, 360], [0, 600, 360], [0, 0, 1]],
+          # OpenCV convention: camera x = world -y (image right), camera z = world +x (looking along +x).
+          "T_world_cam": [[0, 0, 1, 0], [-1, 0, 0, 0], [0, -1, 0, 1.0], [0, 0, 0, 1]]}
+
+
+def _obj(category, center, extents=(0.1, 0.1, 0.1), pixels=2000):
+    return {"category": category, "center": list(center), "extents": list(extents), "pixels": pixels}
+
+
+def _row(setting, category, subtype, question, options, answer_text, meta, task=None, rid="x"):
+    return {"id": rid, "setting": setting, "category": category, "subtype": subtype, "task": task,
+            "question": question, "options": list(options), "answer": "ABCD"[list(options).index(answer_text)],
+            "metadata": json.dumps(meta)}
+
+
+def _direction(options, lemon_center, answer="above"):
+    meta = {"object": "lemon_0", "reference": "bowl_0", "camera": CAMERA,
+            "objects": {"lemon_0": _obj("lemon", lemon_center), "bowl_0": _obj("bowl", (2.0, 0.0, 0.9))}}
+    return _row("single_frame", "direction", "object_relative",
+                "From the viewpoint of the image, where is the lemon relative to the bowl?", options, answer, meta)
+
+
+def test_a_distractor_that_also_holds_breaks_one_true():
+    # The lemon is 0.30 m above the bowl and 0.18 m to its left (world +y is image left here): "left" holds too.
+    both = _direction(["above", "left", "below", "front"], (2.0, 0.18, 1.2))
+    assert item_checks(both)["one_true"] is False
+    # Offering "right" instead (the lemon is not right of the bowl at all) keeps exactly one option true.
+    one = _direction(["above", "right", "below", "front"], (2.0, 0.18, 1.2))
+    assert item_checks(one) == {"named_visible": True, "one_true": True}
+    # A small sideways offset (0.05 m, a sixth of the 0.30 m rise) leaves "left" false by the margin.
+    assert item_checks(_direction(["above", "left", "below", "front"], (2.0, 0.05, 1.2)))["one_true"] is True
+
+
+def _dice(options, option_objects, marks, reference_pixels=5000):
+    objects = {"dice_0": _obj("dice", (1.0, 0.0, 0.5), pixels=1500), "dice_1": _obj("dice", (1.3, 0.0, 0.5)),
+               "dice_2": _obj("dice", (1.6, 0.0, 0.5)), "pillow_0": _obj("pillow", (2.2, 0.0, 0.5)),
+               "board_game_0": _obj("board_game", (0.9, 0.0, 0.5), pixels=reference_pixels)}
+    meta = {"option_objects": option_objects, "marks": [[m, [10.0 * i, 10.0]] for i, m in enumerate(marks)],
+            "reference": "board_game_0", "objects": objects, "camera": CAMERA}
+    return _row("task_manipulation", "distance", "object_relative",
+                "Measuring from the center of each object, which object is the closest to the board game?",
+                options, options[0], meta, task="reach_dice")
+
+
+def test_an_option_naming_a_mark_that_is_not_drawn_breaks_options_real():
+    # Distances to the board game: 0.1, 0.4, 0.7 (the dice) and 1.3 (the pillow): "object 1" wins by 75%.
+    fine = _dice(["object 1", "object 2", "object 3", "object 4"],
+                 {"object 1": "dice_0", "object 2": "dice_1", "object 3": "dice_2", "object 4": "pillow_0"},
+                 ["1", "2", "3", "4"])
+    assert item_checks(fine) == {"options_real": True, "named_visible": True, "one_true": True}
+    # The old three-candidate form: "dice 1" is offered, but only marks 2-4 are drawn and it names nothing.
+    absent = _dice(["dice 2", "dice 3", "dice 4", "dice 1"],
+                   {"dice 2": "dice_0", "dice 3": "dice_1", "dice 4": "dice_2", "dice 1": None}, ["2", "3", "4"])
+    assert item_checks(absent)["options_real"] is False
+
+
+def test_a_landmark_too_small_to_find_breaks_named_visible():
+    row = _dice(["object 1", "object 2", "object 3", "object 4"],
+                {"object 1": "dice_0", "object 2": "dice_1", "object 3": "dice_2", "object 4": "pillow_0"},
+                ["1", "2", "3", "4"], reference_pixels=250)
+    assert item_checks(row)["named_visible"] is False
+
+
+def test_a_wrong_answer_label_breaks_one_true():
+    # "object 2" (0.4 m from the board game) labelled the closest, although "object 1" is at 0.1 m.
+    row = _dice(["object 2", "object 1", "object 3", "object 4"],
+                {"object 1": "dice_0", "object 2": "dice_1", "object 3": "dice_2", "object 4": "pillow_0"},
+                ["1", "2", "3", "4"])
+    assert item_checks(row)["one_true"] is False
+
+
+def _size(categories, lengths):
+    names = [f"o{i}" for i in range(4)]
+    options = [f"thing {i + 1}" for i in range(4)]
+    meta = {"option_objects": dict(zip(options, names)), "marks": [[str(i + 1), [0.0, 0.0]] for i in range(4)],
+            "objects": {n: _obj(c, (1, 0, 1), (L, 0.02, 0.02)) for n, c, L in zip(names, categories, lengths)}}
+    return _row("single_frame", "size", "object_relative",
+                "Measuring from the length of the longest dimension (length, width, or height), which object is "
+                "the longest?", options, options[0], meta)
+
+
+def test_general_size_must_compare_one_category_and_clear_the_margin():
+    assert item_checks(_size(["mug"] * 4, [0.20, 0.17, 0.15, 0.12])) == {
+        "options_real": True, "one_true": True, "same_category": True}
+    assert item_checks(_size(["pillow", "mug", "lime", "pen"], [0.5, 0.1, 0.06, 0.14]))["same_category"] is False
+    # 0.20 against 0.19 is a 5% gap, under the 10% size margin.
+    assert item_checks(_size(["mug"] * 4, [0.20, 0.19, 0.15, 0.12]))["one_true"] is False
+
+
+def _rooms(option_pixels, wall_share):
+    names = ["kitchen_0", "bedroom_0", "office_0", "garage_0"]
+    labels = ["kitchen", "bedroom", "office", "garage"]
+    centers = {"kitchen_0": [1, 0], "bedroom_0": [4, 0], "office_0": [0, 5], "garage_0": [-6, -3]}
+    meta = {"robot_xy": [0, 0], "last_yaw": 0.0, "room_centers": centers, "option_rooms": dict(zip(labels, names)),
+            "room_pixels": dict(zip(names, option_pixels)), "last_frame_wall_share": wall_share}
+    return _row("multi_frame_rotation", "distance", "object_relative",
+                "Based on the given frames, measuring from room centers, which room is the closest to the robot's "
+                "position at the last frame?", labels, "kitchen", meta)
+
+
+def test_multi_frame_rooms_must_be_seen_and_the_last_frame_not_a_wall():
+    assert item_checks(_rooms([90000, 40000, 12000, 8000], 0.45)) == {
+        "last_frame_scene": True, "options_real": True, "one_true": True}
+    checks = item_checks(_rooms([90000, 40000, 12000, 3000], 0.85))   # the garage's floor: 3,000 px in all
+    assert checks["options_real"] is False and checks["last_frame_scene"] is False
+
+
+def test_the_gate_fails_above_one_percent_and_names_the_rule():
+    good = [_size(["mug"] * 4, [0.20, 0.17, 0.15, 0.12]) for _ in range(199)]
+    bad = _size(["pillow", "mug", "lime", "pen"], [0.5, 0.1, 0.06, 0.14])
+    check(audit(good + [dict(bad, id="one-bad")]))        # 1 of 200 = 0.5%: passes
+    report = audit(good[:99] + [dict(bad, id="one-bad")])  # 1 of 100 = 1.0%: still passes
+    assert report.ok
+    report = audit(good[:49] + [dict(bad, id="the-bad-one")], config_of=lambda r: "general_single_frame")
+    with pytest.raises(AuditFailure, match=r"general_single_frame / same_category: 1 of 50 \(2\.0%\), e\.g\. the-bad-one"):
+        check(report)
+    assert "| general_single_frame | same_category | 50 | 1 | 2.0 | FAIL |" in report.to_markdown()
+
+
+def test_audit_geometry_matches_the_image_columns():
+    # Independent of both implementations: project the two centres with K and compare image columns.
+    row = _direction(["above", "right", "below", "front"], (2.0, 0.18, 1.2))
+    meta = json.loads(row["metadata"])
+    T, K = np.array(CAMERA["T_world_cam"]), np.array(CAMERA["K"])
+    u = {n: (K @ (T[:3, :3].T @ (np.array(meta["objects"][n]["center"]) - T[:3, 3])))
+         for n in ("lemon_0", "bowl_0")}
+    assert u["lemon_0"][0] / u["lemon_0"][2] < u["bowl_0"][0] / u["bowl_0"][2]   # the lemon is left in the image
+    # Labelling "left" the answer while the lemon rises 0.30 m: "above" is a true distractor.
+    assert item_checks(_direction(["left", "above", "below", "right"], (2.0, 0.18, 1.2), "left"))["one_true"] is False
+
+
+def test_a_task_rank_counts_every_candidate_not_only_the_options():
+    # Five toys on the desk, 0.30 / 0.25 / 0.20 / 0.16 / 0.12 m long; the options leave out the 0.25 m one. The
+    # third largest toy on the desk is the 0.20 m one, although it is the second largest of the options.
+    lengths = {"t0": 0.30, "t1": 0.25, "t2": 0.20, "t3": 0.16, "t4": 0.12}
+    cats = {"t0": "teddy_bear", "t1": "doll", "t2": "toy_train", "t3": "toy_car", "t4": "toy_figure"}
+    objects = {n: _obj(cats[n], (1, 0, 1), (L, 0.02, 0.02)) for n, L in lengths.items()}
+    options = ["teddy bear", "toy train", "toy car", "toy figure"]
+    meta = {"option_objects": dict(zip(options, ["t0", "t2", "t3", "t4"])), "marks": [], "objects": objects,
+            "candidates": sorted(lengths)}
+    question = ("Measuring from the length of the longest dimension (length, width, or height), which toy on the "
+                "desk is the third largest?")
+    right = _row("task_manipulation", "size", "object_relative", question, options, "toy train", meta, task="reach_toys")
+    assert item_checks(right) == {"options_real": True, "one_true": True}
+    wrong = _row("task_manipulation", "size", "object_relative", question, options, "toy car", meta, task="reach_toys")
+    assert item_checks(wrong)["one_true"] is False

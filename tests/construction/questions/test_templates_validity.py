@@ -1,0 +1,52 @@
+"""Validity rules where task-grounded items are made (issue 16), on real task instances rendered by the
+simulator: every option names a visible object with a drawn mark, and category names never reach the text
+of the mixed-category size tasks."""
+
+import numpy as np
+import pytest
+
+from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
+from bspatial.construction.items.frames import MIN_VISIBLE_PIXELS, capture
+from bspatial.construction.items.frames import Rejected
+from bspatial.construction.questions.templates import task_question
+from bspatial.sim.process import process_backend
+from bspatial.tasks import sample_instance
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return process_backend(max_render_size=CONSTRUCTION_FRAME_SIZE)
+
+
+def _first_question(sim, task, variant, seeds=range(12)):
+    for seed in seeds:
+        try:
+            instance = sample_instance(task, variant, 7000 + seed)
+        except ValueError:
+            continue
+        record = capture(sim, instance.scene)
+        try:
+            return instance, record, task_question(instance, record, None, np.random.default_rng(seed))
+        except Rejected:
+            continue
+    pytest.fail(f"no {task} {variant} question in {len(seeds)} draws")
+
+
+def test_three_candidate_distance_items_offer_a_fourth_visible_object(sim):
+    instance, record, q = _first_question(sim, "reach_paperback_book", "closest/pencil case")
+    options = q.metadata["option_objects"]
+    assert set(options) == set(q.options) and len(set(options.values())) == 4
+    extra = [n for n in options.values() if n not in instance.candidates]
+    assert len(extra) == 1 and extra[0] != instance.reference
+    assert all(record.objects[n].pixels >= MIN_VISIBLE_PIXELS for n in options.values())
+    assert sorted(label for label, _ in q.marks) == ["1", "2", "3", "4"]
+    assert sorted(q.options) == [f"object {k}" for k in range(1, 5)]
+    assert record.objects[instance.reference].pixels >= MIN_VISIBLE_PIXELS   # the named landmark is findable
+
+
+def test_mixed_category_size_items_name_marks_not_categories(sim):
+    instance, record, q = _first_question(sim, "reach_item", "largest")
+    assert sorted(q.options) == [f"food item {k}" for k in range(1, 5)]
+    assert sorted(label for label, _ in q.marks) == ["1", "2", "3", "4"]
+    categories = {record.objects[n].category.replace("_", " ") for n in instance.candidates}
+    assert len(categories) == 4 and not any(c in o for c in categories for o in q.options)
