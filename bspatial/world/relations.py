@@ -244,22 +244,25 @@ def robot_frame_offset(offset_xy, base_yaw: float) -> tuple[float, float]:
     return c * offset_xy[0] + s * offset_xy[1], -s * offset_xy[0] + c * offset_xy[1]
 
 
-def quadrant(forward: float, left: float) -> str:
-    """front-left / front-right / back-left / back-right of a robot-frame offset (a zero part counts as back / right)."""
+def quadrant(offset_xy, base_yaw: float) -> str:
+    """front-left / front-right / back-left / back-right of a world-xy offset in the robot's frame (a zero part
+    counts as back / right)."""
+    forward, left = robot_frame_offset(offset_xy, base_yaw)
     return f"{'front' if forward > 0 else 'back'}-{'left' if left > 0 else 'right'}"
 
 
-def axis_margin_deg(forward: float, left: float) -> float:
-    """Degrees between a robot-frame offset and the nearest robot axis (0 on an axis, 45 on a diagonal)."""
-    angle = math.degrees(math.atan2(abs(left), abs(forward)))
-    return min(angle, 90.0 - angle)
+def axis_margin_deg(offset_xy, base_yaw: float) -> float:
+    """Degrees between a world-xy offset's bearing and the nearest robot axis (0 on an axis, 45 on a diagonal)."""
+    bearing = math.degrees(math.atan2(offset_xy[1], offset_xy[0]) - base_yaw) % 90.0
+    return min(bearing, 90.0 - bearing)
 
 
-def clear_quadrant(forward: float, left: float) -> str | None:
+def clear_quadrant(offset_xy, base_yaw: float) -> str | None:
     """The offset's quadrant, or None within :data:`~bspatial.catalog.thresholds.QUADRANT_AXIS_MARGIN_DEG` of an
     axis (where two quadrants are defensible)."""
-    return quadrant(forward, left) if axis_margin_deg(forward, left) >= QUADRANT_AXIS_MARGIN_DEG else None
-
+    if axis_margin_deg(offset_xy, base_yaw) < QUADRANT_AXIS_MARGIN_DEG:
+        return None
+    return quadrant(offset_xy, base_yaw)
 
 
 def robot_right_axis(base_yaw: float) -> np.ndarray:

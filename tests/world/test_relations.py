@@ -46,17 +46,17 @@ def test_locate_counts_rows_from_the_bottom_and_columns_from_the_left():
 
 def test_robot_frame_quadrant_and_axis_margin_by_hand():
     # Heading +y (yaw 90 deg): world +y is forward, world -x is left.
-    forward, left = calc.robot_frame_offset((-2.0, 1.0), np.pi / 2)
-    assert (forward, left) == pytest.approx((1.0, 2.0))
-    assert calc.quadrant(forward, left) == "front-left"
+    assert calc.robot_frame_offset((-2.0, 1.0), np.pi / 2) == pytest.approx((1.0, 2.0))
+    assert calc.quadrant((-2.0, 1.0), np.pi / 2) == "front-left"
     # Heading -x (yaw 180 deg): world (+1, +1) is behind and to the right.
-    assert calc.quadrant(*calc.robot_frame_offset((1.0, 1.0), np.pi)) == "back-right"
+    assert calc.quadrant((1.0, 1.0), np.pi) == "back-right"
     # atan2(2, 1) = 63.43 deg from the forward axis, so 26.57 deg from the left axis.
-    assert calc.axis_margin_deg(1.0, 2.0) == pytest.approx(26.565, abs=1e-3)
-    assert calc.axis_margin_deg(-3.0, 3.0) == pytest.approx(45.0)
-    assert calc.axis_margin_deg(0.0, -1.0) == pytest.approx(0.0, abs=1e-9)
+    assert calc.axis_margin_deg((1.0, 2.0), 0.0) == pytest.approx(26.565, abs=1e-3)
+    assert calc.axis_margin_deg((-2.0, 1.0), np.pi / 2) == pytest.approx(26.565, abs=1e-3)   # the same, turned
+    assert calc.axis_margin_deg((-3.0, 3.0), 0.0) == pytest.approx(45.0)
+    assert calc.axis_margin_deg((0.0, -1.0), 0.0) == pytest.approx(0.0, abs=1e-9)
     # The 15-degree margin: tan(15 deg) = 0.268, so lateral 0.2 per metre forward is too close to the axis, 0.3 is not.
-    assert calc.clear_quadrant(1.0, 0.2) is None
-    assert calc.clear_quadrant(1.0, 0.3) == "front-left"
-    assert calc.clear_quadrant(-0.3, -1.0) == "back-right"
-    assert calc.clear_quadrant(0.0, 0.0) is None
+    assert calc.clear_quadrant((1.0, 0.2), 0.0) is None
+    assert calc.clear_quadrant((1.0, 0.3), 0.0) == "front-left"
+    assert calc.clear_quadrant((-0.3, -1.0), 0.0) == "back-right"
+    assert calc.clear_quadrant((0.0, 0.0), 0.0) is None

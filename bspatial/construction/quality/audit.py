@@ -239,7 +239,7 @@ def _room_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
         a, b = meta["object"], meta["reference"]
         out["named_visible"] = pixels.get(a, 0) >= MIN_ROOM_PIXELS and pixels.get(b, 0) >= MIN_ROOM_PIXELS
         offset = np.subtract(meta["room_centers"][a], meta["room_centers"][b])
-        out["one_true"] = relations.clear_quadrant(*relations.robot_frame_offset(offset, meta["last_yaw"])) == answer
+        out["one_true"] = relations.clear_quadrant(offset, meta["last_yaw"]) == answer
         return out
     rooms = meta["option_rooms"]
     out["options_real"] = set(row["options"]) <= set(rooms) and all(

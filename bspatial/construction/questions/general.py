@@ -372,7 +372,7 @@ def wall_share(frame, ascene: ActivityScene) -> float:
 def quadrant(offset_xy, yaw: float) -> str | None:
     """front-left / front-right / back-left / back-right of a world-xy offset for a robot heading ``yaw``, or None
     within the axis margin."""
-    return relations.clear_quadrant(*relations.robot_frame_offset(offset_xy, yaw))
+    return relations.clear_quadrant(offset_xy, yaw)
 
 
 def rotation_candidates(pixels: dict[str, int], ascene: ActivityScene, pose: tuple[float, float, float], frame_id: str,

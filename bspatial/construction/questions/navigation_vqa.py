@@ -59,19 +59,19 @@ SUBTYPE = "robot_relative"
 QUESTION = "Task: {instruction} Where is the {destination} relative to the robot?"
 
 
-def _robot_frame(base_pose: Sequence[float], point: Sequence[float]) -> tuple[float, float]:
+def _offset(base_pose: Sequence[float], point: Sequence[float]) -> tuple[tuple[float, float], float]:
     x, y, yaw = (float(v) for v in base_pose)
-    return relations.robot_frame_offset((float(point[0]) - x, float(point[1]) - y), yaw)
+    return (float(point[0]) - x, float(point[1]) - y), yaw
 
 
 def quadrant(base_pose: Sequence[float], point: Sequence[float]) -> str:
     """The quadrant of ``point`` (world xy) in the frame of ``base_pose`` (x, y, yaw; x forward, y left)."""
-    return relations.quadrant(*_robot_frame(base_pose, point))
+    return relations.quadrant(*_offset(base_pose, point))
 
 
 def axis_margin_deg(base_pose: Sequence[float], point: Sequence[float]) -> float:
     """Angle (degrees) between the bearing of ``point`` and the nearest robot axis (0..45)."""
-    return relations.axis_margin_deg(*_robot_frame(base_pose, point))
+    return relations.axis_margin_deg(*_offset(base_pose, point))
 
 
 @dataclass(frozen=True)
