@@ -31,6 +31,7 @@ def main() -> None:
 
     from bspatial.common.processes import live_descendants
     from bspatial.common.progress import track
+    from bspatial.common.tables import markdown_table
     from bspatial.evaluation.agents.api import AgentAPI
     from bspatial.evaluation.agents.hostile_suite import HOSTILE_LIMITS, hostile_programs
     from bspatial.evaluation.agents.sandbox import run_program
@@ -52,10 +53,7 @@ def main() -> None:
     sim.close()
     header = ("program", "tries", "outcome", "reason", "as expected", "s")
     if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(f"`{row[0]}`" if i == 0 else row[i] for i in range(len(row))) + " |")
+        print(markdown_table(header, [(f"`{row[0]}`", *row[1:]) for row in rows]))
     else:
         widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
         for row in [header] + rows:

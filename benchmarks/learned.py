@@ -31,9 +31,7 @@ capped at 8 steps; checks the wiring, not the learning):
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
-import io
 import json
 import logging
 import os
@@ -367,12 +365,10 @@ def write_results(rows: list[dict], results: Path, header: str, footer: str) -> 
     from bspatial.common.files import atomic_write_text
 
     results.mkdir(parents=True, exist_ok=True)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    from bspatial.common.tables import csv_table
+
     csv_path, md_path = results / "learned_table4.csv", results / "learned_table4.md"
-    atomic_write_text(csv_path, buffer.getvalue())
+    atomic_write_text(csv_path, csv_table(CSV_COLUMNS, rows))
     atomic_write_text(md_path, header + "\n\n" + table4_markdown(rows) + "\n\n" + footer + "\n")
     return csv_path, md_path
 

@@ -40,6 +40,7 @@ from rich.table import Table
 
 from bspatial.catalog.counts import MULTI_FRAME_CATEGORY_COUNTS, SINGLE_FRAME_COUNTS
 from bspatial.reference import load_table, realise_outcomes
+from bspatial.scoring.vqa import MULTI_FRAME_SETTINGS, pooled_accuracy
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ def general_vqa_mix(rng: random.Random) -> list[dict]:
     for category, count in MULTI_FRAME_CATEGORY_COUNTS.items():
         # Table S1 gives category totals only; alternate the two multi-frame settings.
         for i in range(count):
-            setting = "multi_frame_rotation" if i % 2 == 0 else "multi_frame_navigation"
+            setting = MULTI_FRAME_SETTINGS[i % 2]
             items.append({"setting": setting, "category": category, "subtype": "object_relative"})
     for item in items:
         item["options"] = _DIRECTION_OPTIONS if item["category"] == "direction" else _COMPARISON_OPTIONS
@@ -149,11 +150,10 @@ def table1_cells(result: dict) -> dict[str, float]:
         "single_all": result["setting/single_frame"],
         **{f"single_{col}": result[f"single_frame/{cat}"] for cat, col in _TABLE1_CATEGORY_COLUMNS.items()},
     }
-    multi = [s for s in ("multi_frame_rotation", "multi_frame_navigation") if f"setting/{s}" in result]
+    multi = [s for s in MULTI_FRAME_SETTINGS if f"setting/{s}" in result]
     for column, suffix in (("multi_all", ""), ("multi_dir", "/direction")):
         keys = [f"setting/{s}" if not suffix else f"{s}{suffix}" for s in multi]
-        total = sum(result[f"n/{k}"] for k in keys)
-        cells[column] = sum(result[k] * result[f"n/{k}"] for k in keys) / total
+        cells[column] = pooled_accuracy([(result[k], result[f"n/{k}"]) for k in keys])
     return cells
 
 

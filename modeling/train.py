@@ -45,6 +45,7 @@ import numpy as np
 import torch
 
 from bspatial.common.distributed import Launch
+from bspatial.common.jsonl import append_jsonl, read_jsonl
 from bspatial.common.files import atomic_write_text, publish_folder
 from bspatial.common.locks import LOCK_FILE, process_lock_name, run_folder_lock
 
@@ -166,8 +167,7 @@ def _jsonl_tracker_class():
             pass  # the training config is written to training_config.json
 
         def log(self, values: dict, step: int | None = None, **kwargs):
-            with self.path.open("a") as f:
-                f.write(json.dumps({"step": step, **{k: float(v) for k, v in values.items()}}) + "\n")
+            append_jsonl(self.path, [{"step": step, **{k: float(v) for k, v in values.items()}}])
 
     return JSONLTracker
 
@@ -175,7 +175,7 @@ def _jsonl_tracker_class():
 def read_metrics(output_dir: str | os.PathLike) -> list[dict]:
     """The JSONL metrics of a run, one dict per logged step."""
     path = Path(output_dir) / METRICS_FILE
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return read_jsonl(path)   # a line cut off by a kill is ignored; the resumed run logs that step again
 
 
 def _truncate_metrics(output_dir: Path, step: int) -> None:

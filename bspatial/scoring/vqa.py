@@ -25,6 +25,8 @@ from bspatial.scoring.validation import check_not_empty, check_same_length, chec
 # The item-level vocabularies of the VQA records (paper Table S1 / Appendix 11).
 SETTINGS = ("single_frame", "multi_frame_rotation", "multi_frame_navigation", "task_manipulation", "task_navigation")
 CATEGORIES = ("direction", "distance", "size")
+MULTI_FRAME_SETTINGS = ("multi_frame_rotation", "multi_frame_navigation")
+"""Table 1's multi-frame columns pool these two settings over questions."""
 # Direction: object-relative / robot-arm-relative, locate, ordinal, and robot_relative (task-grounded
 # navigation: where the destination lies in the robot's frame); distance: object-object
 # (object_relative), to the camera (camera_relative), to the arm (robot_arm_relative).
@@ -145,3 +147,27 @@ def _add_groups(result: dict, correct: np.ndarray, labels: Sequence[str], key) -
     for name, (acc, count) in group_accuracy(correct, labels).items():
         result[key(name)] = acc
         result[f"n/{key(name)}"] = count
+
+
+def table1_family(setting: str) -> str:
+    """The Table 1 / 2 column family of an item's ``setting``: the two multi-frame settings pool into
+    ``multi_frame``; every other setting is its own.
+
+    Example:
+        >>> table1_family("multi_frame_navigation"), table1_family("single_frame")
+        ('multi_frame', 'single_frame')
+    """
+    return "multi_frame" if setting in MULTI_FRAME_SETTINGS else setting
+
+
+def pooled_accuracy(parts: Sequence[tuple[float, int]]) -> float:
+    """The accuracy pooled over questions of parts given as ``(accuracy, n)``: each weighs by its questions.
+
+    Example:
+        >>> pooled_accuracy([(50.0, 2), (100.0, 6)])
+        87.5
+    """
+    total = sum(n for _, n in parts)
+    if total == 0:
+        raise ValueError("pooled_accuracy: the parts hold no questions")
+    return sum(accuracy * n for accuracy, n in parts) / total

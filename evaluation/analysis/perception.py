@@ -31,7 +31,8 @@ import numpy as np
 
 from bspatial.catalog.tasks import canonical_task_name
 from bspatial.evaluation.analysis.join import TaskScores
-from bspatial.evaluation.vlm.run_files import SAMPLES_FILE, SUMMARY_FILE, read_jsonl
+from bspatial.evaluation.vlm.run_files import SAMPLES_FILE, SUMMARY_FILE
+from bspatial.common.jsonl import read_jsonl
 
 logger = logging.getLogger(__name__)
 

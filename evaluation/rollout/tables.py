@@ -22,12 +22,11 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from bspatial.common.paths import folder_name
+from bspatial.common.tables import csv_table, markdown_table
 from bspatial.scoring.action import ActionRates, RateWithCI, action_rates
 
 UPPER_REFERENCE, LOWER_REFERENCE, IDLE_REFERENCE = "scripted", "random", "hold"
@@ -223,18 +222,11 @@ def to_markdown(rows: Sequence[Mapping[str, Any]], headers: Mapping[str, str] | 
         return ""
     keys = list(rows[0])
     names = [(headers or {}).get(k, k) for k in keys]
-    lines = ["| " + " | ".join(names) + " |", "|" + "|".join("---" for _ in keys) + "|"]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
+    return markdown_table(names, [[r[k] for k in keys] for r in rows]) + "\n"
 
 
 def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
-    buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    return buffer.getvalue()
+    return csv_table(list(rows[0]), rows) if rows else ""
 
 
 def _per_task_markdown(records) -> str:

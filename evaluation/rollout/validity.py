@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bspatial.common.tables import markdown_table
 from bspatial.evaluation.rollout.tables import RATES, group_records, rates_of
 
 Band = tuple[float, float]
@@ -73,13 +74,12 @@ def ladder_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def ladder_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     """The ladder as a Markdown table: each rate with its 95% Wilson interval and its band."""
-    lines = ["| policy | split | n | strict % | +Soft % | wrong % | in band |", "|---|---|---|---|---|---|---|"]
+    lines = []
     for row in rows:
         cells = []
         for name in RATES:
             low, high = band(row["policy"], row["split"], name)
             ci = row[f"{name}_ci"]
             cells.append(f"{row[name]:.1f} [{ci[0]:.1f}, {ci[1]:.1f}] (band {low:g}-{high:g})")
-        flag = "yes" if row["in_band"] else "NO"
-        lines.append(f"| {row['policy']} | {row['split']} | {row['n']} | " + " | ".join(cells) + f" | {flag} |")
-    return "\n".join(lines)
+        lines.append((row["policy"], row["split"], row["n"], *cells, "yes" if row["in_band"] else "NO"))
+    return markdown_table(("policy", "split", "n", "strict %", "+Soft %", "wrong %", "in band"), lines)

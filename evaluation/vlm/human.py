@@ -48,7 +48,8 @@ from bspatial.evaluation.vlm.prompts import (IR_LAYER_HINT, TARGET_DESCRIPTIONS,
                                              vqa_blocks)
 from bspatial.evaluation.vlm.records import SUITES, IRItem, VQAItem
 from bspatial.evaluation.vlm.report import HUMAN_MODEL_PREFIX
-from bspatial.evaluation.vlm.run_files import ERRORS_FILE, SAMPLES_FILE, append_jsonl, logged_keys
+from bspatial.evaluation.vlm.run_files import ERRORS_FILE, SAMPLES_FILE
+from bspatial.common.jsonl import append_jsonl, logged_keys
 # The runner's own steps, so a person's run is loaded, fingerprinted, validated and scored as a model's is.
 from bspatial.evaluation.vlm.runner import (_arrow_rows, _check_fingerprint, _error_row, _fingerprint, _load,
                                             _local_cache_dir, _Pending, _scan, _score_ir, _score_vqa, _validate,

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from bspatial.evaluation.vlm.clusters import cluster_keys
-from bspatial.evaluation.vlm.run_files import FINGERPRINT_FILE, SAMPLES_FILE, SUMMARY_FILE, part_folders, read_jsonl
+from bspatial.evaluation.vlm.run_files import FINGERPRINT_FILE, SAMPLES_FILE, SUMMARY_FILE, part_folders
+from bspatial.common.jsonl import read_jsonl
 from bspatial.scoring.clustered import clustered_difference_interval
 from bspatial.scoring.stats import matched_pair_contrast
 

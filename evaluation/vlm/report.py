@@ -34,8 +34,6 @@ folder of parts (``<suite>-<config>/``, see :mod:`bspatial.evaluation.vlm.runner
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import logging
 from collections.abc import Sequence
@@ -44,9 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from bspatial.common.files import atomic_write_text
+from bspatial.common.tables import csv_table, markdown_table
 from bspatial.evaluation.vlm.controls import model_label
 from bspatial.evaluation.vlm.paired import PAIRED_COLUMNS, PAIRED_HEADERS, paired_rows
-from bspatial.evaluation.vlm.run_files import FINGERPRINT_FILE, SAMPLES_FILE, SUMMARY_FILE, part_folders, read_jsonl
+from bspatial.evaluation.vlm.run_files import FINGERPRINT_FILE, SAMPLES_FILE, SUMMARY_FILE, part_folders
+from bspatial.common.jsonl import read_jsonl
 
 logger = logging.getLogger(__name__)
 
@@ -303,21 +303,13 @@ def _bounds(value: Any) -> dict[str, float | None]:
 
 
 def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: _csv_value(row.get(c)) for c in columns})
-    return buffer.getvalue()
+    return csv_table(columns, [{c: _csv_value(row.get(c)) for c in columns} for row in rows])
 
 
 def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str], headers: Sequence[str] | None = None) -> str:
     """A GitHub-flavoured Markdown table; numbers to one decimal, missing cells as an em dash."""
-    headers = list(headers or columns)
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(headers))) + "|"]
-    for row in rows:
-        lines.append("| " + " | ".join(_md_value(row.get(c)) for c in columns) + " |")
-    return "\n".join(lines) + "\n"
+    cells = [[_md_value(row.get(c)) for c in columns] for row in rows]
+    return markdown_table(list(headers or columns), cells, right_aligned_from=2) + "\n"
 
 
 def write_report(run_paths: Sequence[str | Path], out: str | Path, paper: bool = False,

@@ -49,15 +49,8 @@ import numpy as np
 from bspatial.common.distributed import Launch, barrier
 from bspatial.common.files import atomic_write_text
 from bspatial.common.locks import process_lock_name, run_folder_lock
-from bspatial.evaluation.vlm.run_files import (
-    ERRORS_FILE,
-    FINGERPRINT_FILE,
-    SAMPLES_FILE,
-    SUMMARY_FILE,
-    append_jsonl,
-    logged_keys,
-    read_jsonl,
-)
+from bspatial.evaluation.vlm.run_files import ERRORS_FILE, FINGERPRINT_FILE, SAMPLES_FILE, SUMMARY_FILE
+from bspatial.common.jsonl import append_jsonl, logged_keys, read_jsonl
 from bspatial.evaluation.vlm.summary import write_summary
 from bspatial.evaluation.vlm.backend_api import Request, Response, VLMBackend
 from bspatial.evaluation.vlm.backends import load_backend

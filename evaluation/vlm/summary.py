@@ -22,11 +22,12 @@ import numpy as np
 
 from bspatial.common.files import atomic_write_text
 from bspatial.evaluation.vlm.clusters import cluster_keys
-from bspatial.evaluation.vlm.run_files import ERRORS_FILE, SAMPLES_FILE, SUMMARY_FILE, read_jsonl
+from bspatial.evaluation.vlm.run_files import ERRORS_FILE, SAMPLES_FILE, SUMMARY_FILE
+from bspatial.common.jsonl import read_jsonl
 from bspatial.scoring.aggregate import group_accuracy, task_mean
 from bspatial.scoring.clustered import ClusteredInterval, clustered_interval, stratified_clustered_interval
 from bspatial.scoring.point import PointStatus
-from bspatial.scoring.vqa import vqa_accuracy
+from bspatial.scoring.vqa import table1_family, vqa_accuracy
 
 Rows = Sequence[dict[str, Any]]
 """A part's per-sample log rows (samples.jsonl)."""
@@ -131,13 +132,9 @@ def _breakdown_interval(scores: np.ndarray, clusters: Sequence[str]) -> dict[str
     return {"ci_clustered": _percent(interval)[0], "clusters": interval.clusters}
 
 
-def _family(setting: str) -> str:
-    return "multi_frame" if setting.startswith("multi_frame") else setting
-
-
 def _vqa_cells(rows: Rows, correct: np.ndarray, clusters: Sequence[str]) -> dict[str, dict[str, Any]]:
     cells: dict[str, dict[str, Any]] = {}
-    families = [_family(r["setting"]) for r in rows]
+    families = [table1_family(r["setting"]) for r in rows]
     for family in dict.fromkeys(families):
         idx = [i for i, f in enumerate(families) if f == family]
         sub = correct[idx]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from bspatial.common.tables import markdown_table
 from bspatial.common.templates import fill_template
 
 SPLIT = "test"
@@ -82,13 +83,8 @@ def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[s
 # ----------------------------------------------------------------------------- LeRobot demonstrations
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
-
-
 def _layout_table(groups: Mapping[str, slice], names: Sequence[str]) -> str:
-    return _table(("index", "part", "names"), [(f"{sl.start}:{sl.stop}", f"`{group}`", ", ".join(names[sl]))
+    return markdown_table(("index", "part", "names"), [(f"{sl.start}:{sl.stop}", f"`{group}`", ", ".join(names[sl]))
                                                for group, sl in groups.items()])
 
 
@@ -158,7 +154,7 @@ def render_demos_card(info: Mapping, provenance: Mapping, template: str | Path |
     features = info["features"]
     videos = {k: f for k, f in features.items() if f["dtype"] == "video"}
     video_info = next(iter(videos.values())).get("info", {}) if videos else {}
-    cameras = _table(("camera", "feature", "resolution (H x W)", "fps", "codec"), [
+    cameras = markdown_table(("camera", "feature", "resolution (H x W)", "fps", "codec"), [
         (key.rsplit(".", 1)[-1], f"`{key}`", f"{f['shape'][0]} x {f['shape'][1]}",
          f.get("info", {}).get("video.fps", info["fps"]), f.get("info", {}).get("video.codec", "?"))
         for key, f in videos.items()])
@@ -171,7 +167,7 @@ def render_demos_card(info: Mapping, provenance: Mapping, template: str | Path |
     rejected: dict[str, int] = {}
     for row in provenance.get("rejected", []):
         rejected[row["task_name"]] = rejected.get(row["task_name"], 0) + 1
-    tasks = _table(("task", "episodes", "frames", "variants", "rejected attempts"), [
+    tasks = markdown_table(("task", "episodes", "frames", "variants", "rejected attempts"), [
         (f"`{t}`", e["episodes"], e["frames"], ", ".join(sorted(e["variants"])), rejected.get(t, 0))
         for t, e in per_task.items()])
     feature_rows = [(f"`{k}`", f["dtype"], str(tuple(f["shape"])),
@@ -187,7 +183,7 @@ def render_demos_card(info: Mapping, provenance: Mapping, template: str | Path |
         fps=info["fps"], codebase_version=info["codebase_version"], robot_type=info.get("robot_type") or "unknown",
         mujoco_version=_version("mujoco"), lerobot_version=_version("lerobot"), version=__version__,
         rejected=sum(rejected.values()), cameras_table=cameras, tasks_table=tasks,
-        features_table=_table(("feature", "dtype", "shape", "names"), feature_rows),
+        features_table=markdown_table(("feature", "dtype", "shape", "names"), feature_rows),
         state_table=_layout_table(PROPRIO_SLICES, STATE_NAMES), action_table=_layout_table(ACTION_SLICES, ACTION_NAMES),
         ir_fill="(" + ", ".join(f"{v:g}" for v in recording["ir_target_fill"]) + ")",
         valid_summary=f"In this set {valid} of {frames} frames ({valid / frames:.1%}) have a valid target.",

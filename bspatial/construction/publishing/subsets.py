@@ -24,6 +24,8 @@ import hashlib
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
+from bspatial.common.tables import markdown_table
+
 TINY_CONFIG = "tiny"
 """Name of the subset config in every suite repo (``load_dataset(..., "tiny")``, ``eval-vlm --config tiny``)."""
 TINY_PERCENT = 10
@@ -99,8 +101,6 @@ def row_key(config: str, row: Mapping, columns: tuple[str, ...]) -> tuple[str, .
 def composition_markdown(strata: list[Stratum], columns: tuple[str, ...]) -> str:
     """The composition table the card carries: one line per stratum, then the totals."""
     header = ("config", *columns, "items", TINY_CONFIG)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join([*map(str, s.key), str(s.size), str(s.kept)]) + " |" for s in strata]
     size, kept = sum(s.size for s in strata), sum(s.kept for s in strata)
-    lines.append("| " + " | ".join(["**all**", *([""] * len(columns)), str(size), str(kept)]) + " |")
-    return "\n".join(lines)
+    rows = [(*s.key, s.size, s.kept) for s in strata] + [("**all**", *([""] * len(columns)), size, kept)]
+    return markdown_table(header, rows)

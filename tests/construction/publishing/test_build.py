@@ -319,7 +319,7 @@ def test_blind_circular_and_clustered_runs_work_on_the_builds_tiny_config(built,
     from typer.testing import CliRunner
 
     from bspatial.cli import app
-    from bspatial.evaluation.vlm.run_files import read_jsonl
+    from bspatial.common.jsonl import read_jsonl
 
     runner = CliRunner()
     monkeypatch.chdir(tmp_path)

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from bspatial.evaluation.vlm.backend_api import Response
-from bspatial.evaluation.vlm.run_files import SAMPLES_FILE, SUMMARY_FILE, read_jsonl
+from bspatial.evaluation.vlm.run_files import SAMPLES_FILE, SUMMARY_FILE
+from bspatial.common.jsonl import read_jsonl
 from bspatial.evaluation.vlm.serve import ChatCompletionServer
 from bspatial.scoring.choice import LETTERS
 
