@@ -28,7 +28,7 @@ SPAWN = RobotSpawn(x=0.2, y=-0.1, yaw=0.3)
 FREE_BOX = "cereal_0"
 STATIC_BOX = "block_0"
 TOP_CAMERA = "top"
-SETTLE_STEPS = 30
+HOLD_STEPS = 30   # steps of holding still before each conformance measurement, so free bodies come to rest
 
 
 def conformance_scene() -> SceneSpec:
@@ -88,7 +88,7 @@ def check_hold_keeps_still(backend: SimBackend) -> None:
     assert hold.shape == (ACTION_DIM,), hold.shape
     assert np.all(hold[ACTION_SLICES["base"]] == 0), "holding commands zero base velocity"
     start = backend.robot_state()
-    for _ in range(SETTLE_STEPS):
+    for _ in range(HOLD_STEPS):
         result = backend.step(hold)
         assert result.status == "ok", result.message
     end = backend.robot_state()
@@ -110,7 +110,7 @@ def check_reset_restores_the_spawn(backend: SimBackend) -> None:
     box0 = backend.object_pose(FREE_BOX).position
     drive = backend.hold_action()
     drive[ACTION_SLICES["base"]] = (0.3, 0.0, 0.2)
-    for _ in range(SETTLE_STEPS):
+    for _ in range(HOLD_STEPS):
         backend.step(drive)
     moved = backend.robot_state().base_pose
     assert np.linalg.norm(moved[:2] - (SPAWN.x, SPAWN.y)) > 0.05, f"the base did not move: {moved}"
@@ -188,7 +188,7 @@ def check_inverse_kinematics(backend: SimBackend) -> None:
 
 def check_contacts(backend: SimBackend) -> None:
     hold = backend.hold_action()
-    for _ in range(SETTLE_STEPS):
+    for _ in range(HOLD_STEPS):
         backend.step(hold)
     contacts = backend.contacts()
     assert all(isinstance(c, Contact) and c.normal_force >= 0 for c in contacts)

@@ -27,7 +27,7 @@ from bspatial.common.files import atomic_write_bytes, atomic_write_text
 logger = logging.getLogger(__name__)
 
 TOP_VIEW_SIZE = 448
-SETTLE_STEPS = 10   # holding actions before rendering, so free objects rest as an episode would see them
+VIEW_REST_STEPS = 10   # holding actions before rendering, so free objects rest as an episode would see them
 
 
 def sim_tasks() -> None:
@@ -91,7 +91,7 @@ def sim_view(
     sim = MujocoBackend()
     try:
         sim.load(instance.scene)
-        for _ in range(SETTLE_STEPS):
+        for _ in range(VIEW_REST_STEPS):
             sim.step(sim.hold_action())
         frames = {cam: sim.render(cam) for cam in CAMERAS}
         for cam, frame in frames.items():

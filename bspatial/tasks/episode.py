@@ -21,8 +21,8 @@ budget or on commitment):
   "first contact"), so the episode ends there;
 * navigation: the first step at which the goal criterion holds (success is then decided);
 * placement families: a release commits the placement; the episode ends once the released object has
-  been at rest for :data:`SETTLE_STEPS` steps (the last row is then its resting pose, as the trace
-  schema requires) or :data:`MAX_SETTLE_STEPS` after the release, whichever comes first.
+  been at rest for :data:`AT_REST_STEPS` steps (the last row is then its resting pose, as the trace
+  schema requires) or :data:`MAX_STEPS_AFTER_RELEASE` after the release, whichever comes first.
 
 The loop itself is :class:`EpisodeRun`, advanced one action at a time: :func:`run_episode` drives it
 with a policy callable, and the gymnasium env (:mod:`bspatial.evaluation.envs`) steps it from outside,
@@ -65,11 +65,11 @@ EEF_LINKS: frozenset[str] = frozenset(
     f"robot/{side}_{link}" for side in ARMS for link in ("hand", "finger_a", "finger_b"))
 """Robot bodies that count as the end-effector for reach contacts (trace schema: "gripper links included")."""
 
-SETTLE_STEPS = 10
+AT_REST_STEPS = 10
 """Placement: consecutive steps (1/3 s at 30 Hz) the released object must be at rest before the episode ends."""
-SETTLE_SPEED_M_S = 0.02
+AT_REST_SPEED_M_S = 0.02
 """... at rest = bounding-box centre speed below this (m/s)."""
-MAX_SETTLE_STEPS = 60
+MAX_STEPS_AFTER_RELEASE = 60
 """Placement: the episode ends at most this many steps (2 s) after a release, at rest or not."""
 
 Status = Literal["decided", "timeout", "sim_error"]
@@ -176,18 +176,18 @@ class _Recorder:
 
 
 def _placement_settled(rows: dict[str, list]) -> bool:
-    """After a release: the object has been at rest SETTLE_STEPS steps, or MAX_SETTLE_STEPS have passed."""
+    """After a release: the object has been at rest AT_REST_STEPS steps, or MAX_STEPS_AFTER_RELEASE have passed."""
     held = np.asarray(rows["held"], bool)
     if held.size < 2 or held[-1] or not held.any():
         return False
     since_release = held.size - 1 - int(np.flatnonzero(held)[-1])
-    if since_release >= MAX_SETTLE_STEPS:
+    if since_release >= MAX_STEPS_AFTER_RELEASE:
         return True
-    if since_release < SETTLE_STEPS:
+    if since_release < AT_REST_STEPS:
         return False
-    recent = np.asarray(rows["obj"][-SETTLE_STEPS - 1:])
+    recent = np.asarray(rows["obj"][-AT_REST_STEPS - 1:])
     speeds = np.linalg.norm(np.diff(recent, axis=0), axis=1) * 30.0
-    return bool(np.all(speeds < SETTLE_SPEED_M_S))
+    return bool(np.all(speeds < AT_REST_SPEED_M_S))
 
 
 def _decided(recorder: _Recorder) -> bool:

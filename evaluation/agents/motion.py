@@ -66,7 +66,7 @@ DEFAULT_EE_SPEED_M_S = 0.2
 """``move_ee_to`` / ``move_ee_by`` speed when the program gives none (m/s)."""
 MAX_EE_SPEED_M_S = 0.5
 """Fastest hand speed a program may ask for (m/s): the experts' transit speed is 0.35."""
-SETTLE_STEPS = 15
+CATCH_UP_STEPS = 15
 """Hold steps after a hand line for the arm to catch up before the arrival check."""
 CAP_FACTOR, CAP_SLACK_S = 2.0, 2.0
 """A motion's step cap: twice its nominal duration plus 2 s; beyond it the motion times out."""
@@ -228,15 +228,15 @@ class Motor(ScriptedExpert):
             if lagging >= STALL_STEPS:
                 return MotionResult(False, "stalled", f"contact: the {side} hand lagged the line by {lag:.3f} m "
                                     f"for {STALL_STEPS} steps", i)
-        for j in range(SETTLE_STEPS):
+        for j in range(CATCH_UP_STEPS):
             if float(np.linalg.norm(self.sim.robot_state().eef_pos[side] - goal)) < ARRIVE_TOL_M:
                 return MotionResult(True, steps=n + j)
             if not self._step(self._target.copy()):
                 return self._ended(n + j)
         error = float(np.linalg.norm(self.sim.robot_state().eef_pos[side] - goal))
         if error < ARRIVE_TOL_M:
-            return MotionResult(True, steps=n + SETTLE_STEPS)
-        return MotionResult(False, "stalled", f"the {side} hand ended {error:.3f} m from the goal", n + SETTLE_STEPS)
+            return MotionResult(True, steps=n + CATCH_UP_STEPS)
+        return MotionResult(False, "stalled", f"the {side} hand ended {error:.3f} m from the goal", n + CATCH_UP_STEPS)
 
     def _pressing(self, side: str) -> float:
         """Summed normal force of ``side``'s hand links on bodies outside the robot."""

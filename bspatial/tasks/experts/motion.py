@@ -40,7 +40,7 @@ TRANSIT_SPEED_M_S = 0.35        # Cartesian speed of the hand between waypoints
 PUSH_SPEED_M_S = 0.12           # approach speed through the contact point
 PUSH_DEPTH_FRACTION = 0.8       # the push aims this fraction of the target's depth past the contact point
 PUSH_DEPTH_MIN_M = 0.03         # ... and at least this far (thin plates, tools): contact happens earlier
-SETTLE_STEPS = 6
+PAUSE_AFTER_MOVE_STEPS = 6          # hold steps after each scripted move, before the next one starts
 NEAR_SIDE_FRACTION = 0.4       # top-down contact point: this fraction of the half depth towards the robot
 NEAR_EDGE_INSET_M = 0.01        # ... moved at most this close to the near edge when the base stops short
 TRACK_SPEED_M_S = 0.12          # push: max correction speed across the approach towards a moving target
@@ -209,7 +209,7 @@ class ScriptedExpert:
             action[ACTION_SLICES["base"]] = (c * v[0] + s * v[1], -s * v[0] + c * v[1],
                                              BASE_GAIN * math.remainder(yaw_goal - th, math.tau))
             yield action
-        yield from self.wait(SETTLE_STEPS)
+        yield from self.wait(PAUSE_AFTER_MOVE_STEPS)
 
     def ik(self, side: str, pos, quat) -> IKResult:
         """Torso + arm IK seeded with the currently commanded joints (the seed of the next waypoint)."""
@@ -220,7 +220,7 @@ class ScriptedExpert:
         self._target[ACTION_SLICES["torso"]] = q[:4]
         self._target[ACTION_SLICES[f"{side}_arm"]] = q[4:]
 
-    def move_joints(self, side: str, q: np.ndarray, settle: int = SETTLE_STEPS) -> Iterator[np.ndarray]:
+    def move_joints(self, side: str, q: np.ndarray, settle: int = PAUSE_AFTER_MOVE_STEPS) -> Iterator[np.ndarray]:
         """Linear joint-space move of torso + ``side`` arm to ``q`` at :data:`JOINT_SPEED_RAD_S`."""
         start = np.concatenate([self._target[ACTION_SLICES["torso"]], self._target[ACTION_SLICES[f"{side}_arm"]]])
         n = max(5, int(math.ceil(np.max(np.abs(q - start)) / (JOINT_SPEED_RAD_S / CONTROL_HZ))))

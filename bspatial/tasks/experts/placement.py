@@ -22,7 +22,7 @@ from bspatial.tasks.experts.motion import (
     PRE_CONTACT_M,
     PUSH_SPEED_M_S,
     REACH_STANDOFF_M,
-    SETTLE_STEPS,
+    PAUSE_AFTER_MOVE_STEPS,
     TOP_DOWN,
     TRANSIT_SPEED_M_S,
     ScriptedExpert,
@@ -77,7 +77,7 @@ class PlacementExpert(ScriptedExpert):
         waypoints = [np.array([*eef[:2], z]), np.array([*pre[:2], z]), pre]
         for a, b in zip([eef] + waypoints[:-1], waypoints):
             yield from self.line_eef(side, a, b, quat, TRANSIT_SPEED_M_S)
-        yield from self.wait(SETTLE_STEPS)
+        yield from self.wait(PAUSE_AFTER_MOVE_STEPS)
         end = point + GRASP_PUSH_M * direction
         for action in self.line_eef(side, pre, end, quat, GRASP_SPEED_M_S):
             yield action
@@ -154,7 +154,7 @@ class DirectionalPlacementExpert(PlacementExpert):
         yield from self.line_eef(side, eef, above, self.quat, TRANSIT_SPEED_M_S)
         down = np.array([*target_xy, goal[2] + RELEASE_HEIGHT_M - hang[2]])
         yield from self.line_eef(side, above, down, self.quat, PUSH_SPEED_M_S)
-        yield from self.wait(SETTLE_STEPS)
+        yield from self.wait(PAUSE_AFTER_MOVE_STEPS)
         yield from self.release(side)
         yield from self.line_eef(side, down, down + [0.0, 0.0, RETREAT_M], self.quat, PUSH_SPEED_M_S)
         yield from self.wait(30)
@@ -196,7 +196,7 @@ class ContainerPlacementExpert(PlacementExpert):
                      np.array([*target_xy, goal[2] + RELEASE_HEIGHT_M - hang[2]])]
         for a, b in zip([eef] + waypoints[:-1], waypoints):
             yield from self.line_eef(side, a, b, self.quat, TRANSIT_SPEED_M_S)
-        yield from self.wait(SETTLE_STEPS)
+        yield from self.wait(PAUSE_AFTER_MOVE_STEPS)
         yield from self.release(side)
         end = waypoints[-1]
         yield from self.line_eef(side, end, end - [RETREAT_M + 0.1, 0.0, 0.0], self.quat, PUSH_SPEED_M_S)

@@ -27,7 +27,7 @@ from bspatial.tasks.experts.motion import (
     PUSH_DEPTH_MIN_M,
     PUSH_SPEED_M_S,
     REACH_STANDOFF_M,
-    SETTLE_STEPS,
+    PAUSE_AFTER_MOVE_STEPS,
     TOP_DOWN,
     TRACK_SPEED_M_S,
     TRANSIT_SPEED_M_S,
@@ -87,7 +87,7 @@ class ReachExpert(ScriptedExpert):
         offset = point - self._target_center()
         for a, b in zip([eef] + waypoints[:-1], waypoints):
             yield from self.line_eef(side, a, b, quat, TRANSIT_SPEED_M_S)
-        yield from self.wait(SETTLE_STEPS)
+        yield from self.wait(PAUSE_AFTER_MOVE_STEPS)
         push = max(PUSH_DEPTH_MIN_M, PUSH_DEPTH_FRACTION * depth)
         yield from self.tracked_push(side, pre, offset, direction, push, quat)
         yield from self.wait(30)
