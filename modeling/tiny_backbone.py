@@ -24,8 +24,9 @@ MERGE_SIZE = 2
 TEMPORAL_PATCH_SIZE = 2
 
 
-def build_tiny_tokenizer():
-    """A ``Qwen3_5Tokenizer`` over the 256 byte-level symbols (no merges) plus the special tokens.
+def build_tiny_tokenizer(**special):
+    """A ``Qwen3_5Tokenizer`` over the 256 byte-level symbols (no merges) plus the special tokens; ``special``
+    (e.g. ``eos_token``, ``pad_token``) goes to its constructor (the harness's tiny checkpoint generates text).
 
     Example:
         >>> tok = build_tiny_tokenizer()
@@ -38,16 +39,16 @@ def build_tiny_tokenizer():
     vocab = {"<|endoftext|>": 0}
     for symbol in sorted(ByteLevel.alphabet()):
         vocab[symbol] = len(vocab)
-    tokenizer = Qwen3_5Tokenizer(vocab=vocab, merges=[])
+    tokenizer = Qwen3_5Tokenizer(vocab=vocab, merges=[], **special)
     tokenizer.add_special_tokens({"additional_special_tokens": list(SPECIAL_TOKENS)})
     return tokenizer
 
 
-def build_tiny_processor(tokenizer=None, max_side: int = 64):
+def build_tiny_processor(tokenizer=None, max_side: int = 64, chat_template: str | None = None):
     """A ``Qwen3VLProcessor`` (what transformers uses for qwen3_5) sized for tiny images.
 
     Images are resized so that each side is a multiple of patch * merge = 32 pixels and at most
-    ``max_side`` pixels.
+    ``max_side`` pixels. ``chat_template``: the processor's, for a checkpoint that chats (the harness's).
     """
     from transformers import Qwen3VLProcessor
     from transformers.models.qwen2_vl.image_processing_qwen2_vl import Qwen2VLImageProcessor
@@ -58,7 +59,7 @@ def build_tiny_processor(tokenizer=None, max_side: int = 64):
     size = {"shortest_edge": factor * factor, "longest_edge": max_side * max_side}
     kwargs = dict(patch_size=PATCH_SIZE, merge_size=MERGE_SIZE, temporal_patch_size=TEMPORAL_PATCH_SIZE, size=size)
     return Qwen3VLProcessor(image_processor=Qwen2VLImageProcessor(**kwargs), tokenizer=tokenizer,
-                            video_processor=Qwen3VLVideoProcessor(**kwargs))
+                            video_processor=Qwen3VLVideoProcessor(**kwargs), chat_template=chat_template)
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ The weights depend only on ``seed`` (and the torch version), so two calls give t
 The model is random: its answers are mostly unparseable, which is exactly what the harness must
 count (never guess). It exists so that the real loading, batching and serving code runs end to end.
 
-This module deliberately does not import ``bspatial.modeling.tiny_backbone`` (which builds the same
-sizes for the policy tests): the harness evaluates any image-text model and must not load the VLA
-package. If the two ever need to agree, the sizes above are the reference for both.
+The sizes, tokenizer and processor are the policy tests' tiny backbone's
+(:mod:`bspatial.modeling.tiny_backbone`), one builder for both; this checkpoint adds what generating text needs
+(end-of-turn and padding tokens, a chat template).
 
 Example:
     >>> import tempfile
@@ -31,12 +31,8 @@ import tempfile
 from pathlib import Path
 
 from bspatial.common.files import publish_folder
+from bspatial.modeling.tiny_backbone import build_tiny_processor, build_tiny_tokenizer, tiny_vlm_config
 
-# Qwen's chat and vision special tokens.
-SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
-PATCH_SIZE = 16
-MERGE_SIZE = 2
-TEMPORAL_PATCH_SIZE = 2
 MAX_IMAGE_SIDE = 64  # pixels; a 64x64 fixture frame becomes 2x2 merged patches = 4 image tokens
 
 # Qwen's chat format reduced to what the harness sends: a user turn of images then text, optional
@@ -56,38 +52,17 @@ CHAT_TEMPLATE = (
 
 
 def build_tokenizer():
-    """A ``Qwen3_5Tokenizer`` over the 256 byte-level symbols (no merges) plus the special tokens.
-
-    ``<|endoftext|>`` (id 0) pads; ``<|im_end|>`` ends a turn.
-    """
-    from tokenizers.pre_tokenizers import ByteLevel
-    from transformers import Qwen3_5Tokenizer
-
-    vocab = {"<|endoftext|>": 0}
-    for symbol in sorted(ByteLevel.alphabet()):
-        vocab[symbol] = len(vocab)
-    tokenizer = Qwen3_5Tokenizer(vocab=vocab, merges=[], eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    tokenizer.add_special_tokens({"additional_special_tokens": list(SPECIAL_TOKENS)})
+    """The tiny byte-level tokenizer (:func:`~bspatial.modeling.tiny_backbone.build_tiny_tokenizer`) with
+    ``<|endoftext|>`` (id 0) padding, ``<|im_end|>`` ending a turn, and the chat template."""
+    tokenizer = build_tiny_tokenizer(eos_token="<|im_end|>", pad_token="<|endoftext|>")
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
 
 
 def build_processor(tokenizer=None):
-    """A ``Qwen3VLProcessor`` (transformers' processor for qwen3_5) sized for tiny images."""
-    from transformers import Qwen3VLProcessor
-    from transformers.models.qwen2_vl.image_processing_qwen2_vl import Qwen2VLImageProcessor
-    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
-
-    tokenizer = build_tokenizer() if tokenizer is None else tokenizer
-    factor = PATCH_SIZE * MERGE_SIZE
-    size = {"shortest_edge": factor * factor, "longest_edge": MAX_IMAGE_SIDE * MAX_IMAGE_SIDE}
-    kwargs = dict(patch_size=PATCH_SIZE, merge_size=MERGE_SIZE, temporal_patch_size=TEMPORAL_PATCH_SIZE, size=size)
-    return Qwen3VLProcessor(
-        image_processor=Qwen2VLImageProcessor(**kwargs),
-        tokenizer=tokenizer,
-        video_processor=Qwen3VLVideoProcessor(**kwargs),
-        chat_template=CHAT_TEMPLATE,
-    )
+    """The tiny processor (:func:`~bspatial.modeling.tiny_backbone.build_tiny_processor`) with the chat template."""
+    return build_tiny_processor(build_tokenizer() if tokenizer is None else tokenizer, max_side=MAX_IMAGE_SIDE,
+                                chat_template=CHAT_TEMPLATE)
 
 
 def build_config(tokenizer=None):
@@ -97,8 +72,6 @@ def build_config(tokenizer=None):
     padding / end-of-sequence ids differ, because this checkpoint generates text.
     """
     from transformers import Qwen3_5Config
-
-    from bspatial.modeling.tiny_backbone import tiny_vlm_config
 
     tokenizer = build_tokenizer() if tokenizer is None else tokenizer
     fields = tiny_vlm_config(tokenizer)
