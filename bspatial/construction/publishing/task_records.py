@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -45,114 +46,168 @@ def _quotas(n: int, variants: tuple[str, ...], rng: np.random.Generator) -> dict
     return {v: n // len(variants) + (1 if i < n % len(variants) else 0) for i, v in enumerate(order)}
 
 
-def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, root: Path, vqa, ir) -> tuple[int, int]:
-    from bspatial.construction.ir_labels import ir_region
-    from bspatial.construction.items.frames import Rejected, capture, draw_marks, goal_view_scene, png_bytes
-    from bspatial.tasks import sample_instance
+@dataclass
+class _Quotas:
+    """What a task job still needs and has made: per variant, the VQA and IR quotas left, the spare VQA drafts
+    (beyond the quota, for the prior-balanced pick) and the questions kept; the rejection reasons seen."""
 
+    need_vqa: dict[str, int]
+    need_ir: dict[str, int]
+    spare_vqa: dict[str, int]
+    kept_vqa: dict[str, int]
+    made: dict[str, int] = field(default_factory=lambda: {"vqa": 0, "ir": 0})
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def reject(self, reason: str) -> None:
+        self.reasons[reason[:80]] = self.reasons.get(reason[:80], 0) + 1
+
+    def share_remainder(self, variant: str, variants: tuple[str, ...], short_in_round0: set[str]) -> None:
+        """Round 1: ``variant`` takes an equal share of what is still left; the rest waits on the next taker (so
+        the totals stay exact). (Handing the whole remainder to the first such variant piled the bottom
+        cabinet's hidden layers 1-2 onto layer 3: 46 of 77 answers, a blind guesser's 60%.)"""
+        takers = [v for v in variants[variants.index(variant):] if v not in short_in_round0]
+        for need in (self.need_vqa, self.need_ir):
+            left = sum(need.values())
+            share = -(-left // len(takers))  # ceil
+            need.update(dict.fromkeys(variants, 0), **{variant: share})
+            if len(takers) > 1:
+                need[takers[1]] = left - share
+
+    def count_vqa(self, variant: str) -> None:
+        """One question drafted for ``variant``: against its quota while one is left, else as a spare."""
+        if self.need_vqa[variant] > 0:
+            self.need_vqa[variant] -= 1
+            self.kept_vqa[variant] += 1
+            self.made["vqa"] += 1
+        else:
+            self.spare_vqa[variant] -= 1
+
+
+def build_task_records(sim: SimBackend, preset: Preset, seed: int, task: str, root: Path, vqa, ir) -> tuple[int, int]:
+    """Draw instances of ``task`` until every variant's VQA and IR quotas are met; VQA rows go to ``vqa`` (after the
+    prior-balanced pick), IR rows to ``ir``, images under ``root``. Returns (questions, IR queries) written.
+
+    Raises:
+        PresetShortfall: a quota cannot be met within the preset's draws.
+    """
     variants = TASKS[task].variants
     rng = np.random.default_rng(_draw_seed(seed, task, "quotas", 0))
     wanted_vqa, wanted_ir = preset.count("vqa_per_task", task), preset.count("ir_per_task", task)
     need_vqa, need_ir = _quotas(wanted_vqa, variants, rng), _quotas(wanted_ir, variants, rng)
-    made = {"vqa": 0, "ir": 0}
     # Questions beyond a variant's quota (round 0): the prior-balanced pick chooses among them.
-    spare_vqa = {v: (preset.vqa_choice - 1) * n for v, n in need_vqa.items()}
-    kept_vqa: dict[str, int] = dict.fromkeys(variants, 0)
+    quotas = _Quotas(need_vqa, need_ir, spare_vqa={v: (preset.vqa_choice - 1) * n for v, n in need_vqa.items()},
+                     kept_vqa=dict.fromkeys(variants, 0))
     # (variant, row, image path, RGB frame): encoded only if picked; PNG encoding was a third of a task job's
     # time, and with vqa_choice > 1 most drafts are dropped.
     drafts: list[tuple[str, dict, str, np.ndarray]] = []
-    reasons: dict[str, int] = {}
     # Round 0 fills each variant's quota; a variant whose frames never qualify (e.g. a fridge layer the
     # head camera cannot see) hands its remainder to the variants that did, drawn in round 1
     # (Section 3.3: suites keep only valid samples, balanced across variants as far as they allow).
     short_in_round0: set[str] = set()
     for round_ in range(2):
         if round_ == 1:
-            short_in_round0 = {v for v in variants if need_vqa[v] or need_ir[v]}
+            short_in_round0 = {v for v in variants if quotas.need_vqa[v] or quotas.need_ir[v]}
         for variant in variants:
             if round_ == 1:
-                # The remainder is spread over the variants that did not fail: each takes an equal share
-                # of what is still left, so a share it cannot fill moves on to the next. (Handing the whole
-                # remainder to the first such variant piled the bottom cabinet's hidden layers 1-2 onto
-                # layer 3: 46 of 77 answers, a blind guesser's 60%.)
                 if variant in short_in_round0:
                     continue
-                takers = [v for v in variants[variants.index(variant):] if v not in short_in_round0]
-                for need in (need_vqa, need_ir):
-                    left = sum(need.values())
-                    share = -(-left // len(takers))  # ceil
-                    need.update(dict.fromkeys(variants, 0), **{variant: share})
-                    if len(takers) > 1:  # the rest waits on the next taker (so the totals stay exact)
-                        need[takers[1]] = left - share
-            tried, got = {"vqa": 0, "ir": 0}, {"vqa": 0, "ir": 0}
-            for k in range(round_ * preset.max_draws_per_variant, (round_ + 1) * preset.max_draws_per_variant):
-                # A suite whose frames never qualify for this variant within GIVE_UP_DRAWS draws is given up
-                # (its quota moves on in round 1) instead of burning the whole draw budget.
-                spare = spare_vqa[variant] if round_ == 0 else 0
-                want_vqa = need_vqa[variant] + spare > 0 and not (tried["vqa"] >= GIVE_UP_DRAWS and got["vqa"] == 0)
-                want_ir = need_ir[variant] > 0 and not (tried["ir"] >= GIVE_UP_DRAWS and got["ir"] == 0)
-                if not want_vqa and not want_ir:
-                    break
-                draw = _draw_seed(seed, task, variant, k)
-                try:
-                    instance = sample_instance(task, variant, draw)
-                except ValueError as error:
-                    reasons[str(error)[:80]] = reasons.get(str(error)[:80], 0) + 1
-                    continue
-                record = capture(sim, instance.scene)
-                item_id = f"{task}-{_slug(variant)}-{draw:08x}"
-                meta = {"seed": draw, "build_seed": seed, "target": instance.target, "candidates": list(instance.candidates),
-                        "camera": record.camera_dict()}
-                if want_vqa:
-                    tried["vqa"] += 1
-                    goal = capture(sim, goal_view_scene(instance)) if instance.placement is not None else None
-                    try:
-                        q, shown_initial = _ask(sim, instance, record, goal, draw)
-                    except Rejected as why:
-                        reasons[f"vqa: {why}"[:80]] = reasons.get(f"vqa: {why}"[:80], 0) + 1
-                    else:
-                        shown = goal if q.frame == "goal" else shown_initial
-                        rgb = draw_marks(shown.frame.rgb, list(q.marks)) if q.marks else shown.frame.rgb
-                        image = f"images/vqa-{item_id}.png"
-                        objects = {n: s.to_dict() for n, s in shown.objects.items() if s.pixels}
-                        row = VQARecord(f"tm-{item_id}", "task_manipulation", q.category, q.subtype, (image,),
-                                        q.question, q.options, q.answer, task=task, variant=variant,
-                                        metadata={**meta, "camera": shown.camera_dict(), "frame": q.frame,
-                                                  "marks": [[m[0], list(m[1])] for m in q.marks],
-                                                  "objects": objects, **q.metadata}).to_row()
-                        drafts.append((variant, row, image, rgb))
-                        if need_vqa[variant] > 0:
-                            need_vqa[variant] -= 1
-                            kept_vqa[variant] += 1
-                            made["vqa"] += 1
-                        else:
-                            spare_vqa[variant] -= 1
-                        got["vqa"] += 1
-                if want_ir:
-                    tried["ir"] += 1
-                    try:
-                        region = ir_region(instance, record)
-                    except Rejected as why:
-                        reasons[f"ir: {why}"[:80]] = reasons.get(f"ir: {why}"[:80], 0) + 1
-                    else:
-                        image = f"images/ir-{item_id}.png"
-                        (root / image).write_bytes(png_bytes(record.frame.rgb))
-                        row = IRRecord(f"ir-{item_id}", task, instance.instruction, image, region, variant=variant,
-                                       metadata={**meta, "target_center": record.objects[instance.target].center}).to_row()
-                        ir.write(json.dumps(row, sort_keys=True) + "\n")
-                        need_ir[variant] -= 1
-                        made["ir"] += 1
-                        got["ir"] += 1
-    _write_drafts(drafts, kept_vqa, root, vqa, np.random.default_rng(_draw_seed(seed, task, "choice", 0)))
-    for suite, need, wanted in (("task_manipulation VQA", need_vqa, wanted_vqa), ("IR", need_ir, wanted_ir)):
+                quotas.share_remainder(variant, variants, short_in_round0)
+            draws = range(round_ * preset.max_draws_per_variant, (round_ + 1) * preset.max_draws_per_variant)
+            _draw_variant(sim, quotas, drafts, seed, task, variant, draws, round_, root, ir)
+    _write_drafts(drafts, quotas.kept_vqa, root, vqa, np.random.default_rng(_draw_seed(seed, task, "choice", 0)))
+    for suite, need, wanted in (("task_manipulation VQA", quotas.need_vqa, wanted_vqa),
+                                ("IR", quotas.need_ir, wanted_ir)):
         short = sum(need.values())
         if short:
-            common = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]
+            common = sorted(quotas.reasons.items(), key=lambda kv: -kv[1])[:3]
             raise PresetShortfall(
                 f"preset {preset.name!r}: category {suite} / task {task}: built {wanted - short} of {wanted} "
                 f"(short by {short}; variants short: { {v: n for v, n in need.items() if n} }) after "
                 f"{preset.max_draws_per_variant} draws per variant; most common rejections: {common}")
-    return made["vqa"], made["ir"]
+    return quotas.made["vqa"], quotas.made["ir"]
+
+
+def _draw_variant(sim: SimBackend, quotas: _Quotas, drafts: list, seed: int, task: str, variant: str,
+                  draws: range, round_: int, root: Path, ir) -> None:
+    """Draw instances of one variant until its quotas are met or ``draws`` run out. A suite whose frames never
+    qualify for this variant within :data:`GIVE_UP_DRAWS` draws is given up (its quota moves on in round 1)
+    instead of burning the whole draw budget."""
+    from bspatial.construction.items.frames import capture
+    from bspatial.tasks import sample_instance
+
+    tried, got = {"vqa": 0, "ir": 0}, {"vqa": 0, "ir": 0}
+    for k in draws:
+        spare = quotas.spare_vqa[variant] if round_ == 0 else 0
+        want_vqa = quotas.need_vqa[variant] + spare > 0 and not (tried["vqa"] >= GIVE_UP_DRAWS and got["vqa"] == 0)
+        want_ir = quotas.need_ir[variant] > 0 and not (tried["ir"] >= GIVE_UP_DRAWS and got["ir"] == 0)
+        if not want_vqa and not want_ir:
+            break
+        draw = _draw_seed(seed, task, variant, k)
+        try:
+            instance = sample_instance(task, variant, draw)
+        except ValueError as error:
+            quotas.reject(str(error))
+            continue
+        record = capture(sim, instance.scene)
+        item_id = f"{task}-{_slug(variant)}-{draw:08x}"
+        meta = {"seed": draw, "build_seed": seed, "target": instance.target, "candidates": list(instance.candidates),
+                "camera": record.camera_dict()}
+        if want_vqa:
+            tried["vqa"] += 1
+            draft = _vqa_draft(sim, quotas, instance, record, draw, item_id, meta, task, variant)
+            if draft is not None:
+                drafts.append(draft)
+                quotas.count_vqa(variant)
+                got["vqa"] += 1
+        if want_ir:
+            tried["ir"] += 1
+            if _write_ir(quotas, instance, record, item_id, meta, task, variant, root, ir):
+                quotas.need_ir[variant] -= 1
+                quotas.made["ir"] += 1
+                got["ir"] += 1
+
+
+def _vqa_draft(sim: SimBackend, quotas: _Quotas, instance, record, draw: int, item_id: str, meta: dict, task: str,
+               variant: str) -> tuple[str, dict, str, np.ndarray] | None:
+    """The instance's question as a draft (variant, row, image path, marked RGB frame), or None (the reason is
+    counted)."""
+    from bspatial.construction.items.frames import Rejected, capture, draw_marks, goal_view_scene
+
+    goal = capture(sim, goal_view_scene(instance)) if instance.placement is not None else None
+    try:
+        q, shown_initial = _ask(sim, instance, record, goal, draw)
+    except Rejected as why:
+        quotas.reject(f"vqa: {why}")
+        return None
+    shown = goal if q.frame == "goal" else shown_initial
+    rgb = draw_marks(shown.frame.rgb, list(q.marks)) if q.marks else shown.frame.rgb
+    image = f"images/vqa-{item_id}.png"
+    objects = {n: s.to_dict() for n, s in shown.objects.items() if s.pixels}
+    row = VQARecord(f"tm-{item_id}", "task_manipulation", q.category, q.subtype, (image,), q.question, q.options,
+                    q.answer, task=task, variant=variant,
+                    metadata={**meta, "camera": shown.camera_dict(), "frame": q.frame,
+                              "marks": [[m[0], list(m[1])] for m in q.marks], "objects": objects,
+                              **q.metadata}).to_row()
+    return variant, row, image, rgb
+
+
+def _write_ir(quotas: _Quotas, instance, record, item_id: str, meta: dict, task: str, variant: str, root: Path,
+              ir) -> bool:
+    """Label and write the instance's IR query; False (the reason counted) when its frame fails a filter."""
+    from bspatial.construction.ir_labels import ir_region
+    from bspatial.construction.items.frames import Rejected, png_bytes
+
+    try:
+        region = ir_region(instance, record)
+    except Rejected as why:
+        quotas.reject(f"ir: {why}")
+        return False
+    image = f"images/ir-{item_id}.png"
+    (root / image).write_bytes(png_bytes(record.frame.rgb))
+    row = IRRecord(f"ir-{item_id}", task, instance.instruction, image, region, variant=variant,
+                   metadata={**meta, "target_center": record.objects[instance.target].center}).to_row()
+    ir.write(json.dumps(row, sort_keys=True) + "\n")
+    return True
 
 
 def _ask(sim: SimBackend, instance, record, goal, draw: int):
