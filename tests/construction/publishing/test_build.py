@@ -190,7 +190,7 @@ def test_vqa_choice_keeps_each_variants_count_and_vqa_only_presets_build(tmp_pat
 def test_refuses_to_overwrite_and_unknown_preset(built):
     with pytest.raises(FileExistsError, match="not empty"):
         build("tiny", built, SEED)
-    with pytest.raises(ValueError, match="preset must be one of"):
+    with pytest.raises(ValueError, match="unknown preset"):
         build("huge", built.parent / "x", SEED)
 
 
