@@ -7,6 +7,9 @@ from typer.testing import CliRunner
 
 from bspatial import __version__
 from bspatial.cli import app
+import pytest
+
+pytestmark = [pytest.mark.subprocess]
 
 HEAVY = ("torch", "transformers", "mujoco", "evaluate", "datasets", "lerobot")
 

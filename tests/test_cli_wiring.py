@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from bspatial.cli import app
 from bspatial.reference import load_table
 
+pytestmark = [pytest.mark.slow]
+
 SPLIT_FILES = ("training", "held_out", "prompt_probe", "navigation", "spa_id", "spa_ood")
 N_TRAINING = 140
 

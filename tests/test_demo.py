@@ -3,6 +3,9 @@
 import os
 import subprocess
 import sys
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def test_demo_prints_the_tables_and_reruns_resuming(tmp_path):

@@ -15,6 +15,8 @@ import pytest
 import bspatial.evaluation
 import bspatial.modeling
 
+pytestmark = [pytest.mark.slow]
+
 
 def _modules() -> list[str]:
     names = []

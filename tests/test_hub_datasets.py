@@ -6,6 +6,9 @@ import subprocess
 import sys
 
 from bspatial.evaluation.vlm.fixtures import write_fixture_repos
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 LOAD = """
 import json

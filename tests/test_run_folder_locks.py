@@ -13,6 +13,8 @@ import pytest
 
 from bspatial.common.locks import RunFolderLocked, run_folder_lock
 
+pytestmark = [pytest.mark.subprocess]
+
 HOLD = """
 import sys, time
 from bspatial.common.locks import run_folder_lock

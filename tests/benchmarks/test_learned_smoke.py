@@ -14,6 +14,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "learned.py"
 POLICIES = ["tiny", "tiny_dot_ir", "tiny_blind_language", "tiny_attn_map_ir", "act", "random", "scripted", "scripted-memorizer"]

@@ -16,6 +16,8 @@ import pytest
 from bspatial.common.executors import (MAX_JOB_ATTEMPTS, RAY_EXTRA_HINT, InProcess, LocalPool, RayNotInstalledError,
                                        WorkerLostError, check_ray_address, open_executor, run_jobs)
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 def test_every_executor_runs_the_plan_to_the_same_results(ray_cluster):
     jobs = list(range(12))
     expected = {i: math.factorial(i) for i in jobs}

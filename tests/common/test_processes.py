@@ -15,7 +15,7 @@ import pytest
 
 from bspatial.common.processes import PARENT_GONE_EXIT_CODE, is_alive, live_descendants, worker_pool
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers"), pytest.mark.subprocess]
 
 GONE_WITHIN_S = 20.0   # a bound for the poll, not a speed claim
 

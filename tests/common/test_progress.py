@@ -7,6 +7,8 @@ import pytest
 
 from bspatial.common.progress import LogProgress, log_interval, progress_bar, quiet_library_progress
 
+pytestmark = [pytest.mark.subprocess]
+
 
 class FakeClock:
     def __init__(self):

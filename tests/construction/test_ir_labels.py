@@ -19,6 +19,8 @@ from bspatial.tasks import sample_instance
 from bspatial.tasks.episode import run_episode
 from bspatial.tasks.experts import make_expert
 
+pytestmark = [pytest.mark.sim]
+
 
 @pytest.fixture(scope="module")
 def sim():

@@ -22,6 +22,8 @@ from bspatial.construction import splits
 from bspatial.construction.splits import SplitEntry, read_manifest, split_episodes, write_manifests
 from bspatial.reference import load_table
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.sim]
+
 SPLIT_FILES = ("training", "held_out", "prompt_probe", "navigation", "spa_id", "spa_ood")
 
 # Reversal of each relation word, written by hand from the brief / Sec. 4.3 (not from the planner).

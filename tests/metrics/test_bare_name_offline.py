@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 LOAD_AND_COMPUTE = """
 import json, evaluate
 out = {}

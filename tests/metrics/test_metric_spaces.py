@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 ROOT = Path(__file__).resolve().parents[2]
 METRICS = ("bspatial_vqa", "bspatial_ir", "bspatial_action")
 INSTALL = "behavior-spatial @ git+https://github.com/behavior-spatial/behavior-spatial"

@@ -7,7 +7,7 @@ import pytest
 
 from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.slow]
 
 INSTRUCTIONS = ("Reach the largest plate from the countertop.", "Reach the smallest plate from the countertop.")
 FRAMES = 40

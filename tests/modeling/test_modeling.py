@@ -7,6 +7,8 @@ from bspatial.modeling import BSpatialVLAForActionPrediction
 from bspatial.modeling.tiny_backbone import tiny_policy_config
 from bspatial.modeling.testing_utils import make_batch
 
+pytestmark = [pytest.mark.slow]
+
 
 def test_forward_backward_trains_only_the_expert(model, batch):
     output = model(**batch)

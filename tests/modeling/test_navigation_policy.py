@@ -19,7 +19,7 @@ from bspatial.construction.questions.navigation_vqa import CONTEXT_FRAMES, conte
 from bspatial.modeling.processing_bspatial_vla import CONTEXT_IMAGE_KEY, CONTEXT_IS_PAD_KEY
 
 # Shared fixtures of tests/modeling/conftest.py: one torch thread, a fresh Accelerate state per test.
-pytestmark = pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state"), pytest.mark.slow, pytest.mark.sim]
 
 NAV_TASK = "move_to_table_near_sofa"   # the shortest seed-0 navigation demonstration (120 steps)
 ROLLOUT_STEPS = 12                     # two chunk requests (steps 0 and 10, the replanning threshold)

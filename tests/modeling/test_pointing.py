@@ -14,7 +14,7 @@ from bspatial.modeling.modeling_bspatial_vla import PREFIX_KEYS
 from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset, make_batch
 from bspatial.modeling.tiny_backbone import tiny_policy_config
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.slow]
 
 
 @pytest.fixture

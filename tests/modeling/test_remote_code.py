@@ -8,6 +8,9 @@ import sysconfig
 import torch
 
 from bspatial.modeling import BSpatialVLAProcessor
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 # Runs under `python -S`: site is not imported, so neither the editable-install finder (.pth) nor the
 # repository (cwd is a temp folder) is on the path; PYTHONPATH holds the bare site-packages folder.

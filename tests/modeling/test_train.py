@@ -13,7 +13,7 @@ from bspatial.modeling.training_data import (FirstFrameAnchorDataset, StepBatchS
                                              task_balanced_weights)
 
 # Shared fixtures of tests/modeling/conftest.py: one torch thread, a fresh Accelerate state per test.
-pytestmark = pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

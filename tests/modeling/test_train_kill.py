@@ -13,6 +13,8 @@ import pytest
 from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
 from bspatial.modeling.train import read_metrics
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 STEPS = 24
 KILL_AFTER = 7  # logged steps: past the checkpoints of steps 2, 4 and 6 (tiny saves every 2 steps)
 

@@ -25,6 +25,8 @@ import torch
 from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
 from bspatial.modeling.train import METRICS_FILE, PRETRAINED_DIR, checkpoint_dir, read_metrics
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 STEPS = 6
 BATCH = 4  # global batch: 2 samples per process with 2 processes
 RESUME_AT = 2  # the tiny preset saves every 2 steps

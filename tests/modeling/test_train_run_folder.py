@@ -18,7 +18,7 @@ from bspatial.cli import app
 from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
 
 # Shared fixtures of tests/modeling/conftest.py: one torch thread, a fresh Accelerate state per test.
-pytestmark = pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread", "fresh_accelerate_state"), pytest.mark.slow]
 
 TINY_STEPS = 2  # the tiny preset checkpoints every 2 steps: a 2-step run ends on a complete checkpoint
 

@@ -12,6 +12,8 @@ import pytest
 from bspatial.scoring.ir_accuracy import ir_accuracy
 from bspatial.scoring.masks import rle_encode
 
+pytestmark = [pytest.mark.slow]
+
 SIZE = 720
 
 

@@ -24,6 +24,8 @@ import pytest
 from bspatial.scoring.choice import LETTERS, PARSED_REASONS, UNPARSEABLE_REASONS, ParseStatus, parse_choice
 from bspatial.scoring.point import POINT_SCALE, PointStatus, parse_point
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 SIZE = 1_000_000  # characters per adversarial reply (the size the tester measured: > 120 s before)
 CPU_BOUND_S = 60  # CPU seconds for the whole set; linear parsing takes 5-15, quadratic takes hours
 WALL_GUARD_S = 1200  # only so that a broken child cannot hang the suite; the CPU limit decides

@@ -6,6 +6,8 @@ from bspatial.sim import conformance
 from bspatial.sim.conformance import CHECKS, conformance_scene, run_checks
 from bspatial.sim.mujoco_backend import MujocoBackend
 
+pytestmark = [pytest.mark.sim]
+
 
 @pytest.fixture()
 def backend():

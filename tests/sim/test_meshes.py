@@ -13,6 +13,9 @@ from bspatial.sim.mujoco_backend import MujocoBackend
 from bspatial.world.assets import dress, dressed_parts, materialised
 from bspatial.world.objects import bowl, food_item, plate, tool
 from bspatial.world.spec import CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, table_object
+import pytest
+
+pytestmark = [pytest.mark.sim]
 
 RED = (1.0, 0.0, 0.0, 1.0)
 MIN_SILHOUETTE_IOU = 0.97

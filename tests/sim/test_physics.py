@@ -6,6 +6,8 @@ import pytest
 from bspatial.catalog.schema import ACTION_SLICES
 from bspatial.world.spec import SceneSpec, box_object
 
+pytestmark = [pytest.mark.sim]
+
 
 def test_resting_objects_report_positive_normal_force(table_sim):
     contacts = [c for c in table_sim.contacts() if {c.body_a, c.body_b} == {"cereal_0", "table_0"}]

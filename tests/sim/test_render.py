@@ -5,6 +5,8 @@ import pytest
 
 from bspatial.world.spec import Part, Pose, ObjectSpec, SceneSpec, Texture, CameraSpec
 
+pytestmark = [pytest.mark.sim]
+
 
 def test_frame_shapes_and_types(table_sim):
     for cam in table_sim.cameras:

@@ -8,6 +8,8 @@ import pytest
 from bspatial.catalog.schema import ACTION_DIM, ACTION_SLICES
 from bspatial.world.spec import RobotSpawn, SceneSpec
 
+pytestmark = [pytest.mark.sim]
+
 
 @pytest.fixture()
 def sim():

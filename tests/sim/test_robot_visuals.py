@@ -11,6 +11,8 @@ from bspatial.world.spec import RobotSpawn, SceneSpec, box_object, table_object
 
 from bspatial.sim.mujoco_backend import MujocoBackend  # noqa: E402
 
+pytestmark = [pytest.mark.sim]
+
 
 def _robot_geoms(model: mujoco.MjModel) -> list[int]:
     bodies = {b for b in range(model.nbody) if model.body(b).name.startswith(robot_mod.PREFIX)}

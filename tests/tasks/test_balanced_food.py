@@ -17,6 +17,8 @@ from bspatial.tasks.episode import run_episode
 from bspatial.tasks.experts import make_expert
 from bspatial.world import objects
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 TASKS = ("reach_food_item", "reach_item")
 N = 40
 """Episodes per variant (seeds 0..N-1)."""

@@ -6,6 +6,8 @@ import pytest
 
 from bspatial.tasks.cli import sim_tasks, sim_view
 
+pytestmark = [pytest.mark.slow]
+
 
 def test_sim_view_writes_the_expected_pngs(tmp_path):
     from PIL import Image

@@ -14,6 +14,8 @@ from bspatial.tasks import get_task, sample_instance
 from bspatial.tasks.base import LayoutRejected, candidate_pixels
 from bspatial.world.relations import object_box
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 CLUTTERED = ["reach_food_item", "reach_plate", "reach_toys", "reach_tool", "reach_pizza_plate", "reach_dice",
              "reach_paperback_book", "place_carving_knife", "place_saucer", "place_tupperware_in_fridge",
              "place_bowl_in_cabinet", "reach_soda_can", "reach_storage_box"]

@@ -7,6 +7,8 @@ from bspatial.catalog.thresholds import ON_REF_RADIUS_M
 from bspatial.tasks import conditions as cond
 from bspatial.tasks.registry import get_task, sample_instance, task_names
 
+pytestmark = [pytest.mark.sim]
+
 
 @pytest.mark.parametrize("name", task_names())
 def test_every_instruction_has_a_paraphrase_that_keeps_its_argument(name):

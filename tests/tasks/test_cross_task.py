@@ -9,6 +9,8 @@ from bspatial.tasks.cross_task import CROSS_TASK_OBJECTS, admits_cross_task, cro
 from bspatial.tasks.registry import get_task, sample_instance
 from bspatial.world.relations import object_box
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 SEEDS = range(8)
 
 

@@ -13,6 +13,8 @@ from bspatial.tasks import get_task, sample_instance, task_names
 from bspatial.tasks.episode import EEF_LINKS, run_episode
 from bspatial.tasks.experts import make_expert
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 REACH_TASKS = [n for n in task_names() if get_task(n).spec.family in ("reach", "reach_base_proximity")]
 
 

@@ -15,6 +15,8 @@ from bspatial.tasks.budgets import step_budget
 from bspatial.tasks.episode import run_episode
 from bspatial.tasks.experts.navigation import GOAL_MARGIN_M, NavigationExpert, astar
 
+pytestmark = [pytest.mark.sim]
+
 TABLE_S11_SCENES = {   # paper Table S11: task -> scene wording
     "move_to_bookcase": "single-floor house, toy room", "move_to_bathroom": "single-floor house, bedroom",
     "move_to_corner_booth": "restaurant diner", "move_to_table_in_kitchen": "two-floor house, main floor",

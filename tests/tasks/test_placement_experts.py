@@ -11,6 +11,8 @@ from bspatial.tasks.episode import run_episode
 from bspatial.tasks.experts import (ContainerPlacementExpert, DirectionalPlacementExpert, EXPERTS, make_expert)
 from bspatial.tasks.experts.references import goal_in_layer, mirrored_goal
 
+pytestmark = [pytest.mark.sim]
+
 PLACEMENT_TASKS = [n for n in task_names()
                    if get_task(n).spec.family in ("directional_placement", "container_placement")]
 

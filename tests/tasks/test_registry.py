@@ -10,6 +10,8 @@ from bspatial.tasks import base, registry
 from bspatial.tasks.budgets import BUDGET_FILE
 from bspatial.tasks.registry import get_task, make_registry, sample_instance, task_names
 
+pytestmark = [pytest.mark.sim]
+
 
 def test_registry_covers_the_manipulation_tasks_in_table_order():
     assert task_names() == MANIPULATION_TASKS

@@ -14,6 +14,8 @@ from bspatial.scoring.geometry import points_in_polygon
 from bspatial.catalog.tasks import MANIPULATION_TASKS, VARIANT_SEPARATOR
 from bspatial.tasks import MIN_CANDIDATE_PIXELS, candidate_pixels, get_task, sample_instance
 
+pytestmark = [pytest.mark.sim]
+
 SEEDS = (11, 29)
 HOLD_STEPS = 10
 

@@ -21,6 +21,8 @@ from bspatial.world.relations import object_box
 from bspatial.world.spec import ObjectSpec, Part, Pose
 from bspatial.world.textures import label_texture
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 LABEL = label_texture("label", "TEST", (200, 30, 30))
 
 BOX_TOLERANCE_M = 1e-6

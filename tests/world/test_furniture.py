@@ -5,6 +5,8 @@ import pytest
 
 from bspatial.world import furniture
 
+pytestmark = [pytest.mark.sim]
+
 
 def test_room_walls_enclose_the_room_and_are_behaviour_walls():
     room = furniture.Room(x_max=2.0)

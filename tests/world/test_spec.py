@@ -9,6 +9,8 @@ import pytest
 from bspatial.world.spec import (CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, Surface, Texture,
                                behavior_categories, box_object, check_category)
 
+pytestmark = [pytest.mark.subprocess]
+
 
 def test_categories_come_from_bddl():
     cats = behavior_categories()

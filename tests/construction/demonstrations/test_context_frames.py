@@ -14,6 +14,8 @@ from bspatial.construction.questions.navigation_vqa import CONTEXT_FRAMES, conte
 from bspatial.tasks import navigation as nav
 from bspatial.world.floorplans import get_floorplan
 
+pytestmark = [pytest.mark.sim]
+
 
 @pytest.fixture(scope="module")
 def sim():

@@ -14,6 +14,8 @@ from bspatial.construction.demonstrations.demos import (EPISODE_COLUMNS, IR_TARG
                                          record_demos)
 from bspatial.tasks.start import warm_up
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 TASK = "reach_plate"  # the shortest expert episode (~170 steps)
 CHUNK = 32
 

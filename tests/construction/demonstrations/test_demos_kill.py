@@ -7,6 +7,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 STARTED_WITHIN_S = 180.0   # bound of the poll on a loaded machine, not a speed claim
 

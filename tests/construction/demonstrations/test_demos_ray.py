@@ -15,6 +15,8 @@ import pytest
 
 from bspatial.construction.demonstrations.demos import MAX_ATTEMPTS_PER_EPISODE, _AttemptPlan, record_demos
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 
 TASK = "reach_plate"   # the shortest expert episode (~170 steps)
 BSPATIAL = [sys.executable, "-m", "bspatial.cli"]

@@ -22,6 +22,8 @@ from bspatial.catalog.schema import (ACTION_KEY, ACTION_NAMES, ACTION_SLICES, CO
 from bspatial.construction.demonstrations.demos import (CARD_FILE, GRIPPER_SETTLE_TOL, IR_TARGET_FILL, ORACLE_IR_TARGET_KEY,
                                          ORACLE_IR_VALID_KEY, record_demos)
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 REACH, NAV = "reach_plate", "move_to_bookcase"   # the shortest reach episode; a navigation one (no IR target, turns)
 LEROBOT_DOCTOR = "lerobot-doctor==0.2.0"
 

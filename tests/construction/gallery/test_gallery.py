@@ -14,6 +14,8 @@ from bspatial.construction.gallery.pictures import VIEW_SIZE, furnished_room, ro
 from bspatial.sim.mujoco_backend import MujocoBackend
 from bspatial.world.rooms import ROOM_TYPES, floor_texture
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.sim]
+
 BSPATIAL = str(Path(sys.executable).parent / "bspatial")
 CATEGORIES = ("mug", "banana", "box_of_cereal")   # three families: revolve, composed, labelled (printed)
 

@@ -13,6 +13,8 @@ from bspatial.evaluation.vlm import records
 from bspatial.scoring.ir import score_ir
 from bspatial.scoring.ir_regions import region_from_dict
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 SEED = 3
 
 

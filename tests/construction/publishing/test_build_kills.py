@@ -15,6 +15,8 @@ import pytest
 from bspatial.common.processes import is_alive, live_descendants
 from bspatial.construction.publishing.presets import get_preset
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 STARTED_WITHIN_S = 120.0   # bounds of the polls (a loaded machine), not speed claims
 GONE_WITHIN_S = 20.0
 WRITE_SLACK_S = 1.0        # a write in flight at the kill may land this much later

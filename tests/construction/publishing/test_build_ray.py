@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 from bspatial.construction.publishing.build import build
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 SEED = 3
 

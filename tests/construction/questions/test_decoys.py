@@ -12,6 +12,8 @@ from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS, TASKS
 from bspatial.catalog.thresholds import DISTANCE_MARGIN
 from bspatial.construction.items.frames import MIN_VISIBLE_PIXELS
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 DISTANCE_TASKS = tuple(t for t in MANIPULATION_EVAL_TASKS if TASKS[t].category == "distance")
 
 

@@ -18,6 +18,8 @@ from bspatial.construction.questions.general import GeneralPlan, frame_cap
 from bspatial.catalog.counts import MULTI_FRAME_COUNTS, MULTI_FRAME_TOTAL, SINGLE_FRAME_COUNTS, SINGLE_FRAME_TOTAL
 from bspatial.evaluation.vlm import records
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 SEED = 5
 PLAN = GeneralPlan(tuple((k, 1) for k in SINGLE_FRAME_COUNTS), tuple((k, 1) for k in MULTI_FRAME_COUNTS),
                    activities=3, layouts=1, views=3, rotations=1, navigations=1)

@@ -9,6 +9,8 @@ from bspatial.catalog.thresholds import QUADRANT_AXIS_MARGIN_DEG
 from bspatial.construction.questions import navigation_vqa as nv
 from bspatial.tasks import navigation
 
+pytestmark = [pytest.mark.sim]
+
 
 @pytest.fixture(scope="module")
 def sim_720():

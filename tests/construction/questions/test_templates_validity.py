@@ -12,6 +12,8 @@ from bspatial.construction.questions.templates import task_question
 from bspatial.sim.process import process_backend
 from bspatial.tasks import sample_instance
 
+pytestmark = [pytest.mark.sim]
+
 
 @pytest.fixture(scope="module")
 def sim():

@@ -13,6 +13,9 @@ from pathlib import Path
 from bspatial.evaluation.agents.writers import reference_program
 
 from .writer_server import CannedChatServer, fenced
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 STARTED_WITHIN_S = 180.0     # bounds of the polls on a loaded machine, not speed claims
 

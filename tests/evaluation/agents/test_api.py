@@ -16,6 +16,8 @@ from bspatial.tasks.episode import EpisodeRun
 
 from .conftest import OraclePointer, mujoco_project
 
+pytestmark = [pytest.mark.sim]
+
 
 def _api(sim, instance, **kwargs):
     stop = kwargs.pop("stop_when_decided", True)

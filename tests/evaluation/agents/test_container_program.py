@@ -14,6 +14,8 @@ import pytest
 from bspatial.evaluation.agents.programs import container
 from bspatial.evaluation.agents.writers import FAMILY_PROGRAMS, reference_program
 
+pytestmark = [pytest.mark.sim]
+
 
 def _shelf_points(floors, face_x=1.0, depth=0.2, top=None):
     """Points a camera could see of an open shelf: each floor's top (a grid from the face inwards) and

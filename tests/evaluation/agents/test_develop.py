@@ -16,6 +16,8 @@ from bspatial.evaluation.rollout.plan import plan_episodes
 
 from .writer_server import CannedChatServer, fenced
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 RAISES = "def run(api):\n    api.move_base(0.05)\n    return 1 / 0\n"
 NO_MOTION = "def run(api):\n    api.get_state()\n"
 BACKS_OFF = "def run(api):\n    api.move_base(-0.1)\n"      # passes screening, never reaches anything

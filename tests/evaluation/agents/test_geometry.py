@@ -12,6 +12,8 @@ from bspatial.tasks.episode import EpisodeRun
 
 from .conftest import mujoco_project
 
+pytestmark = [pytest.mark.sim]
+
 
 def _to_base(world, base_pose):
     x, y, yaw = base_pose

@@ -15,6 +15,8 @@ from bspatial.evaluation.agents.hostile_suite import HOSTILE_LIMITS, hostile_pro
 from bspatial.evaluation.agents.sandbox import run_program
 from bspatial.tasks.episode import EpisodeRun
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 PROGRAMS = hostile_programs()
 ESCAPE_MARKERS = (Path("/tmp/bspatial-hostile-escaped"), Path(tempfile.gettempdir()) / "bspatial-hostile-escaped")
 

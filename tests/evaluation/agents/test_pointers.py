@@ -13,6 +13,8 @@ from bspatial.tasks.episode import EpisodeRun
 
 from .conftest import mujoco_project
 
+pytestmark = [pytest.mark.sim]
+
 
 def test_oracle_points_land_on_the_instructed_plate(sim, instance):
     api = AgentAPI(EpisodeRun(sim, instance, max_steps=30))

@@ -22,6 +22,8 @@ from bspatial.tasks.episode import EpisodeRun
 
 from .conftest import OraclePointer, mujoco_project
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.sim]
+
 # The watchdog's 2 s; the CPU and wall limits roomy: on a loaded machine (make test's two workers) the
 # busy-looping program reached a 30 s CPU limit before the watchdog stopped it (measured once in a fresh
 # clone's make test), which is the right stop for the wrong reason.

@@ -10,6 +10,8 @@ from bspatial.evaluation.agents.sandbox import SandboxLimits
 from bspatial.evaluation.agents.screening import PERCEPTION_STREAK, SCREEN_CALLS, RecordedScene, record_scene, screen
 from bspatial.evaluation.agents.writers import reference_program
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 # Short caps so every case takes seconds; the rules are the paper's (the streak and call cap unchanged).
 LIMITS = SandboxLimits(inactivity_s=30.0, wall_s=4.0, cpu_s=30.0, call_idle_s=1.5)
 

@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from bspatial.cli import app
 
+pytestmark = [pytest.mark.slow]
+
 
 def invoke(*args: str):
     return CliRunner().invoke(app, list(args))

@@ -17,6 +17,8 @@ import pytest
 
 from typer.testing import CliRunner
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.browser]
+
 TABLES = Path(__file__).resolve().parents[3] / "bspatial" / "reference" / "tables"
 POLICY = "my-policy"
 MODEL = "chance:4"

@@ -20,6 +20,8 @@ from typer.testing import CliRunner
 from bspatial.catalog.schema import ACTION_DIM, GRIPPER_DIMS, PROPRIO_SLICES, STATE_DIM
 from bspatial.cli import app
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 TASK = "reach_plate"
 
 

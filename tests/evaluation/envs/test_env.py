@@ -12,6 +12,8 @@ from bspatial.evaluation.envs import BSpatialEnv, env_id, register_envs
 from bspatial.evaluation.rollout.plan import plan_episodes
 from bspatial.tasks.experts import make_expert
 
+pytestmark = [pytest.mark.slow]
+
 
 def _rollout_record(tmp_path, split, task, *extra):
     """The result file `bspatial rollout --policy scripted` writes for the first manifest entry of ``task``."""

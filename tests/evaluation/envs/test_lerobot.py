@@ -25,6 +25,8 @@ from bspatial.evaluation.envs.lerobot_env import BSpatialEnvConfig
 from bspatial.evaluation.rollout.episodes import load_results
 from bspatial.tasks.experts import make_expert
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.sim]
+
 TASK = "reach_plate"
 EVAL_STEPS = 20       # a cap on the ACT's episodes (2 training steps: short episodes say as much as long ones)
 BIN = Path(sys.executable).parent

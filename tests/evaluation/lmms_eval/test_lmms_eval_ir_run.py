@@ -27,6 +27,8 @@ from bspatial.evaluation.lmms_eval_tasks.bspatial_ir.utils import ALL_METRICS, T
 from bspatial.evaluation.vlm.fixtures import SPLIT
 from bspatial.evaluation.vlm.prompts import build_ir_prompt
 
+pytestmark = [pytest.mark.slow]
+
 METRICS = Path(__file__).resolve().parents[3] / "metrics"
 SERVED_NAME = "bspatial-point-echo"  # conftest.py: no o1 / o3 / o4 / gpt-5 in the name
 POINT_FORMS = (

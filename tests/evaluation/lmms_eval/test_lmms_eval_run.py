@@ -27,6 +27,8 @@ from bspatial.evaluation.lmms_eval_tasks import VQA_CONFIGS, VQA_TAG, include_pa
 from bspatial.evaluation.vlm.fixtures import SPLIT
 from bspatial.evaluation.vlm.prompts import build_vqa_prompt
 
+pytestmark = [pytest.mark.slow]
+
 METRICS = Path(__file__).resolve().parents[3] / "metrics"
 # The cells of summary.json that the tasks report as direction / distance / size, per config.
 FAMILY = {"general_single_frame": "single_frame", "general_multi_frame": "multi_frame",

@@ -31,6 +31,8 @@ from bspatial.evaluation.vlm.prompts import build_vqa_prompt
 from bspatial.evaluation.vlm.summary import summarize_vqa
 from bspatial.scoring.vqa import vqa_accuracy
 
+pytestmark = [pytest.mark.subprocess]
+
 REPO = Path(__file__).resolve().parents[3]
 
 

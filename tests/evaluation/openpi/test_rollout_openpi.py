@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from bspatial.cli import app
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 TASK = "reach_plate"
 MAX_STEPS = 12
 

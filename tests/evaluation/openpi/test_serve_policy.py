@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 # openpi_client's own client connects outside a `with` block, which websockets 17 deprecates: its warning, not ours.
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used as a context manager:DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:connect\\(\\) must be used as a context manager:DeprecationWarning"), pytest.mark.slow, pytest.mark.subprocess]
 
 SEED = 7   # conftest.SERVER_SEED: the seed the served subprocess was started with
 # DESIGN §4, the R1Pro layout, written out here rather than read from the code under test.

@@ -17,6 +17,8 @@ from bspatial.evaluation.rollout.policies import make_policy
 from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.vlm.backend_api import Response
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 DOT_COLOR = (255, 51, 51)  # Appendix 13.3
 DISC_PIXELS = 49  # lattice points with dx^2 + dy^2 <= 4^2: the radius-4 dot
 

@@ -20,6 +20,8 @@ from bspatial.common.processes import is_alive, live_descendants
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, load_results
 from bspatial.evaluation.rollout.runner import run_rollouts
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 TASKS = ["reach_plate", "reach_tool"]
 N_EPISODES, MAX_STEPS = 3, 100     # 6 episodes of about a second each: jobs are still queued at the kill
 STARTED_WITHIN_S = 120.0           # bounds of the polls (a loaded machine), not speed claims

@@ -12,6 +12,9 @@ from pathlib import Path
 from bspatial.evaluation.rollout.episodes import load_results
 from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.rollout.tables import write_tables
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 TASKS = ["reach_plate", "reach_tool"]

@@ -11,6 +11,8 @@ from bspatial.evaluation.rollout.plan import plan_episodes
 from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.rollout.tables import write_tables
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 REACH_TASKS = ["reach_plate", "reach_tool", "reach_dice"]
 
 

@@ -10,6 +10,8 @@ from bspatial.evaluation.rollout.spa_bench import condition_rows, failure_mode_r
 from bspatial.evaluation.rollout.tables import write_tables
 from bspatial.scoring.failure_modes import FAILURE_MODES
 
+pytestmark = [pytest.mark.slow]
+
 
 def test_direct_and_paraphrase_conditions_keep_the_scenes_and_change_the_words(tmp_path):
     spatial = run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "s", n_episodes=2)

@@ -6,6 +6,8 @@ from bspatial.evaluation.rollout.episodes import load_results
 from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.rollout.validity import band, in_band, ladder_markdown, ladder_rows
 
+pytestmark = [pytest.mark.slow, pytest.mark.sim]
+
 # One task per Table S4 family: contact reach (size, distance), soda base proximity, directional and container
 # placement.
 FAMILY_TASKS = ["reach_plate", "reach_dice", "reach_soda_can", "place_carving_knife", "place_bowl_in_cabinet"]

@@ -22,6 +22,8 @@ from bspatial.evaluation.vlm.runner import SAMPLES_FILE, part_dir, read_jsonl, r
 from bspatial.evaluation.vlm.serve import ChatCompletionServer
 from bspatial.evaluation.vlm.tiny_checkpoint import write_tiny_checkpoint
 
+pytestmark = [pytest.mark.slow]
+
 MAX_NEW_TOKENS = 8
 FAST = {"backoff_s": 0.001}  # retries without real waiting
 

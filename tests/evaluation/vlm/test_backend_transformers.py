@@ -19,6 +19,8 @@ from bspatial.evaluation.vlm.runner import SAMPLES_FILE, part_dir, read_jsonl, r
 from bspatial.evaluation.vlm.tiny_checkpoint import write_tiny_checkpoint
 from bspatial.scoring import PointStatus
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 MAX_NEW_TOKENS = 8  # enough to exercise decoding; keeps the suite fast on 2 cores
 
 

@@ -27,6 +27,8 @@ from bspatial.modeling.testing_utils import build_tiny_lerobot_dataset
 from bspatial.modeling.tiny_backbone import tiny_policy_config
 from bspatial.modeling.train import checkpoint_dir, train
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 MAX_NEW_TOKENS = 4
 STEPS = 4  # warmup 1 step from lr 0, and adaLN-zero gates closed at step 1: the backbone moves from step 3
 # The tiny expert of the policy tests (the backbone path alone would give the paper-size expert).

@@ -11,6 +11,9 @@ from typer.testing import CliRunner
 
 from bspatial.evaluation.analysis.cli import report
 from bspatial.evaluation.vlm.cli import eval_vlm
+import pytest
+
+pytestmark = [pytest.mark.subprocess]
 
 app = typer.Typer()
 app.command("eval-vlm")(eval_vlm)

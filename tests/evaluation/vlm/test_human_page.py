@@ -25,6 +25,8 @@ from typer.testing import CliRunner
 from bspatial.evaluation.vlm.fixtures import write_parquet_config, write_readme
 from bspatial.scoring.masks import rle_decode
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.browser]
+
 LETTERS = "ABCD"
 START_TIMEOUT_S = 180   # the server imports datasets and reads the parquet files on a busy 2-core machine
 # What the page's item may carry: what a model sees, and the page's bookkeeping. Nothing answer-like.

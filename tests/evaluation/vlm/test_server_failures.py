@@ -30,6 +30,8 @@ from bspatial.common.locks import LOCK_FILE
 from bspatial.evaluation.vlm.backend_openai import (CHECK_READ_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S,
                                                     DEFAULT_READ_TIMEOUT_S, OpenAIBackend)
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 CONFIG = "general"
 TIMEOUT_S = 1.0  # connect and read timeout given to the command
 TOTAL_S = 4.0  # total_timeout_s given to the command: room for two attempts and a backoff

@@ -34,7 +34,7 @@ CONFIG = "general"
 LAUNCH_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                     "SLURM_PROCID", "SLURM_NTASKS", "GROUP_RANK", "ROLE_RANK")
 
-pytestmark = pytest.mark.skipif(not TORCHRUN.exists(), reason="torchrun console script")
+pytestmark = [pytest.mark.skipif(not TORCHRUN.exists(), reason="torchrun console script"), pytest.mark.slow, pytest.mark.subprocess]
 
 
 class _ContentModel:
