@@ -75,8 +75,26 @@ class PlacementGoal:
 
 
 @dataclass(frozen=True, eq=False)
-class TaskInstance:
-    """One sampled episode set-up: scene, instruction and the geometry that decides success.
+class Layout:
+    """What a scene generator returns for one draw (``Task.sample`` adds the bookkeeping)."""
+
+    instruction: str
+    scene: SceneSpec
+    candidates: tuple[str, ...]
+    target: str
+    manipulated: str | None = None
+    reference: str | None = None
+    placement: PlacementGoal | None = None
+    countertop: CountertopGeometry | None = None
+    container: ContainerGeometry | None = None
+    measurements: Mapping[str, Any] = field(default_factory=dict)
+    margin: float | None = None
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class TaskInstance(Layout):
+    """One sampled episode set-up: the generator's :class:`Layout` (scene, instruction and the geometry that decides
+    success) with what ``Task.sample`` adds (what was sampled, the outcome rule, the step budget).
 
     Attributes:
         task, variant, seed: what was sampled (seed None when the caller passed only a generator).
@@ -101,18 +119,7 @@ class TaskInstance:
     seed: int | None
     family: str
     category: str
-    instruction: str
-    scene: SceneSpec
-    candidates: tuple[str, ...]
-    target: str
     step_budget: int
-    manipulated: str | None = None
-    reference: str | None = None
-    placement: PlacementGoal | None = None
-    countertop: CountertopGeometry | None = None
-    container: ContainerGeometry | None = None
-    measurements: Mapping[str, Any] = field(default_factory=dict)
-    margin: float | None = None
 
     @property
     def robot(self) -> RobotSpawn:
@@ -122,23 +129,6 @@ class TaskInstance:
     def instructed_candidate(self) -> int:
         """Index of :attr:`target` in :attr:`candidates` (EpisodeTrace.instructed_candidate)."""
         return self.candidates.index(self.target)
-
-
-@dataclass(frozen=True)
-class Layout:
-    """What a scene generator returns for one draw (``Task.sample`` adds the bookkeeping)."""
-
-    instruction: str
-    scene: SceneSpec
-    candidates: tuple[str, ...]
-    target: str
-    manipulated: str | None = None
-    reference: str | None = None
-    placement: PlacementGoal | None = None
-    countertop: CountertopGeometry | None = None
-    container: ContainerGeometry | None = None
-    measurements: Mapping[str, Any] = field(default_factory=dict)
-    margin: float | None = None
 
 
 Generator = Callable[[TaskSpec, str, np.random.Generator], Layout]
