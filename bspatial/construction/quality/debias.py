@@ -67,36 +67,11 @@ def balanced_choice(rows: Sequence[Mapping[str, Any]], n: int, balance: Sequence
     Returns:
         The chosen indices, sorted; fewer than ``n`` when the pool (or the frames' room) runs out.
     """
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    for name, values in (("balance", balance), ("same", same), ("frames", frames)):
-        if values is not None and len(values) != len(rows):
-            raise ValueError(f"{name} must have one value per row ({len(rows)}), got {len(values)}")
-    if (frames is None) != (room is None):
-        raise ValueError("frames and room go together: pass both or neither")
+    _check_arguments(len(rows), n, balance=balance, same=same, frames=frames, room=room)
     if n == 0 or not rows:
         return []
     order = rng.permutation(len(rows))
-    index: dict[tuple, int] = {}
-    feats, answer_role = [], []
-    for i in order:
-        row = rows[i]
-        right = LETTERS.index(row["answer"])
-        ids, roles = [], []
-        fold = blind_fold(row)
-        for k in range(len(row["options"])):
-            for f in option_features(row, k):
-                ids.append(index.setdefault((fold, f), len(index)))   # per fold only (module docstring)
-                roles.append(k == right)
-        feats.append(ids)
-        answer_role.append(roles)
-    width = max(len(f) for f in feats)
-    pad = len(index)  # a dummy feature whose weight is always 0
-    ids = np.full((len(rows), width), pad, dtype=np.int64)
-    is_answer = np.zeros((len(rows), width), dtype=bool)
-    weight = np.zeros((len(rows), width))
-    for r, (f, a) in enumerate(zip(feats, answer_role)):
-        ids[r, :len(f)], is_answer[r, :len(a)], weight[r, :len(f)] = f, a, 1.0
+    ids, is_answer, weight, pad = _feature_matrix([rows[i] for i in order])
     step = np.where(is_answer, 1 - _CHANCE, -_CHANCE)
     d = np.zeros(pad + 1)  # c_f - s_f / 4
     s = np.zeros(pad + 1)  # s_f
@@ -132,6 +107,41 @@ def balanced_choice(rows: Sequence[Mapping[str, Any]], n: int, balance: Sequence
     if room is not None:
         room.update(zip(distinct_frames, left.tolist()))
     return sorted(chosen)
+
+
+def _check_arguments(n_rows: int, n: int, *, balance, same, frames, room) -> None:
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    for name, values in (("balance", balance), ("same", same), ("frames", frames)):
+        if values is not None and len(values) != n_rows:
+            raise ValueError(f"{name} must have one value per row ({n_rows}), got {len(values)}")
+    if (frames is None) != (room is None):
+        raise ValueError("frames and room go together: pass both or neither")
+
+
+def _feature_matrix(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Each row's blind-baseline features as a padded matrix: feature ids (per fold only, module docstring),
+    whether the feature belongs to the answer option, a weight (0 on padding), and the padding id."""
+    index: dict[tuple, int] = {}
+    feats, answer_role = [], []
+    for row in rows:
+        right = LETTERS.index(row["answer"])
+        ids, roles = [], []
+        fold = blind_fold(row)
+        for k in range(len(row["options"])):
+            for f in option_features(row, k):
+                ids.append(index.setdefault((fold, f), len(index)))
+                roles.append(k == right)
+        feats.append(ids)
+        answer_role.append(roles)
+    width = max(len(f) for f in feats)
+    pad = len(index)  # a dummy feature whose weight is always 0
+    ids = np.full((len(rows), width), pad, dtype=np.int64)
+    is_answer = np.zeros((len(rows), width), dtype=bool)
+    weight = np.zeros((len(rows), width))
+    for r, (f, a) in enumerate(zip(feats, answer_role)):
+        ids[r, :len(f)], is_answer[r, :len(a)], weight[r, :len(f)] = f, a, 1.0
+    return ids, is_answer, weight, pad
 
 
 def _codes(values: Sequence[Hashable]) -> np.ndarray:

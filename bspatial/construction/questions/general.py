@@ -37,6 +37,7 @@ of the same category; direction distractors are false by the direction margin
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -556,81 +557,102 @@ def activity_frames(sim: SimBackend, plan: GeneralPlan, seed: int, activity: str
     """
     from pathlib import Path
 
-    from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
+    from bspatial.construction.items.frames import png_bytes
     from bspatial.construction.questions.activities import activity_scene
-    from bspatial.construction.items.frames import capture, draw_marks, png_bytes
-    from bspatial.construction.questions.size_views import size_view
 
     staged = Path(root) / FRAMES_FOLDER
     (staged / "images").mkdir(parents=True, exist_ok=True)
-
-    def keep(frame_id: str, frames: list[np.ndarray]) -> None:
-        for k, rgb in enumerate(frames):
-            (staged / image_path(frame_id, k)).write_bytes(png_bytes(rgb))
-
     single_pool: list[Candidate] = []
     multi_pool: list[Candidate] = []
     for layout in range(plan.layouts):
         ascene = activity_scene(activity, _seed(seed, layout))
-        for v in range(plan.views):
-            frame_id = f"{activity}-l{layout}-v{v}"
-            rng = np.random.default_rng(_seed(seed, frame_id))
-            robot = reaching_robot(sim, ascene, rng) if v % 3 == 1 else view_robot(ascene, rng)
-            record = capture(sim, dataclasses.replace(ascene.scene, robot=robot))
-            found = single_frame_candidates(record, ascene, frame_id, rng)
-            shared = dict(activity=activity, camera=record.camera_dict(),  # one copy per frame, not per candidate
-                          eef_pos={k: list(map(float, p)) for k, p in record.eef_pos.items()},
-                          objects={n: record.objects[n].to_dict() for n in ascene.object_names})
-            for c in found:
-                c.metadata.update(shared)
-            if found:
-                keep(frame_id, [record.frame.rgb])
-            single_pool += found
-        for v in range(SIZE_VIEWS):
-            frame_id = f"{activity}-l{layout}-s{v}"
-            rng = np.random.default_rng(_seed(seed, frame_id))
-            view = size_view(ascene, rng)
-            if view is None:
-                continue
-            scene, names = view
-            record = capture(sim, scene)
-            found = size_candidates(record, names, frame_id, rng)
-            for c in found:
-                c.metadata.update(activity=activity, camera=record.camera_dict(),
-                                  objects={n: record.objects[n].to_dict() for n in names})
-                keep(frame_id, [draw_marks(record.frame.rgb, [(m[0], tuple(m[1])) for m in c.metadata["marks"]])])
-            single_pool += found
-        for r in range(plan.rotations):
-            frame_id = f"{activity}-l{layout}-r{r}"
-            rng = np.random.default_rng(_seed(seed, frame_id))
-            pose = rotation_pose(ascene, rng)
-            sim.load(rotation_scene(ascene, *pose))
-            frames = [sim.render(f"rotation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
-            walls = wall_share(frames[-1], ascene)
-            found = rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng) \
-                if walls <= MAX_LAST_FRAME_WALL_SHARE else []
-            for c in found:
-                c.metadata.update(activity=activity, last_frame_wall_share=walls,
-                                  cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
-            if found:
-                keep(frame_id, [f.rgb for f in frames])
-            multi_pool += found
-        for r in range(plan.navigations):
-            frame_id = f"{activity}-l{layout}-n{r}"
-            rng = np.random.default_rng(_seed(seed, frame_id))
-            poses = navigation_poses(ascene, rng)
-            sim.load(navigation_scene(ascene, poses))
-            frames = [sim.render(f"navigation_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE) for k in range(4)]
-            walls = wall_share(frames[-1], ascene)
-            found = room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng, NAVIGATION) \
-                if walls <= MAX_LAST_FRAME_WALL_SHARE else []
-            for c in found:
-                c.metadata.update(activity=activity, poses=[list(p) for p in poses], last_frame_wall_share=walls,
-                                  cameras=[{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames])
-            if found:
-                keep(frame_id, [f.rgb for f in frames])
-            multi_pool += found
+        jobs = ([(single_pool, f"{activity}-l{layout}-v{v}", functools.partial(_view_frame, reaching=v % 3 == 1))
+                 for v in range(plan.views)]
+                + [(single_pool, f"{activity}-l{layout}-s{v}", _size_frame) for v in range(SIZE_VIEWS)]
+                + [(multi_pool, f"{activity}-l{layout}-r{r}", _rotation_frames) for r in range(plan.rotations)]
+                + [(multi_pool, f"{activity}-l{layout}-n{r}", _navigation_frames) for r in range(plan.navigations)])
+        for pool, frame_id, make in jobs:
+            found, images = make(sim, ascene, activity, frame_id, np.random.default_rng(_seed(seed, frame_id)))
+            for k, rgb in enumerate(images):
+                (staged / image_path(frame_id, k)).write_bytes(png_bytes(rgb))
+            pool += found
     return ActivityPools(activity, single_pool, multi_pool)
+
+
+def _view_frame(sim: SimBackend, ascene: ActivityScene, activity: str, frame_id: str, rng: np.random.Generator, *,
+                reaching: bool) -> tuple[list[Candidate], list[np.ndarray]]:
+    """A single-frame view (``reaching``: with the robot's hand out): its candidates and, if any, its image."""
+    from bspatial.construction.items.frames import capture
+
+    robot = reaching_robot(sim, ascene, rng) if reaching else view_robot(ascene, rng)
+    record = capture(sim, dataclasses.replace(ascene.scene, robot=robot))
+    found = single_frame_candidates(record, ascene, frame_id, rng)
+    shared = dict(activity=activity, camera=record.camera_dict(),  # one copy per frame, not per candidate
+                  eef_pos={k: list(map(float, p)) for k, p in record.eef_pos.items()},
+                  objects={n: record.objects[n].to_dict() for n in ascene.object_names})
+    for c in found:
+        c.metadata.update(shared)
+    return found, [record.frame.rgb] if found else []
+
+
+def _size_frame(sim: SimBackend, ascene: ActivityScene, activity: str, frame_id: str,
+                rng: np.random.Generator) -> tuple[list[Candidate], list[np.ndarray]]:
+    """A same-category size view: its candidates and their marked image (the last candidate's marks)."""
+    from bspatial.construction.items.frames import capture, draw_marks
+    from bspatial.construction.questions.size_views import size_view
+
+    view = size_view(ascene, rng)
+    if view is None:
+        return [], []
+    scene, names = view
+    record = capture(sim, scene)
+    found = size_candidates(record, names, frame_id, rng)
+    images = []
+    for c in found:
+        c.metadata.update(activity=activity, camera=record.camera_dict(),
+                          objects={n: record.objects[n].to_dict() for n in names})
+        images = [draw_marks(record.frame.rgb, [(m[0], tuple(m[1])) for m in c.metadata["marks"]])]
+    return found, images
+
+
+def _four_frames(sim: SimBackend, prefix: str) -> list:
+    from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE
+
+    return [sim.render(f"{prefix}_{k}", width=CONSTRUCTION_FRAME_SIZE, height=CONSTRUCTION_FRAME_SIZE)
+            for k in range(4)]
+
+
+def _cameras(frames: list) -> list[dict]:
+    return [{"K": f.K.tolist(), "T_world_cam": f.T_world_cam.tolist()} for f in frames]
+
+
+def _rotation_frames(sim: SimBackend, ascene: ActivityScene, activity: str, frame_id: str,
+                     rng: np.random.Generator) -> tuple[list[Candidate], list[np.ndarray]]:
+    """Four frames 90 degrees apart from one pose: their room candidates (none when the last frame is mostly wall)."""
+    pose = rotation_pose(ascene, rng)
+    sim.load(rotation_scene(ascene, *pose))
+    frames = _four_frames(sim, "rotation")
+    walls = wall_share(frames[-1], ascene)
+    found = rotation_candidates(room_pixels(frames, ascene), ascene, pose, frame_id, rng) \
+        if walls <= MAX_LAST_FRAME_WALL_SHARE else []
+    for c in found:
+        c.metadata.update(activity=activity, last_frame_wall_share=walls, cameras=_cameras(frames))
+    return found, [f.rgb for f in frames] if found else []
+
+
+def _navigation_frames(sim: SimBackend, ascene: ActivityScene, activity: str, frame_id: str,
+                       rng: np.random.Generator) -> tuple[list[Candidate], list[np.ndarray]]:
+    """Four frames along a walk: their room candidates in the last pose's frame (none when it is mostly wall)."""
+    poses = navigation_poses(ascene, rng)
+    sim.load(navigation_scene(ascene, poses))
+    frames = _four_frames(sim, "navigation")
+    walls = wall_share(frames[-1], ascene)
+    found = room_candidates(room_pixels(frames, ascene), ascene, poses[-1], frame_id, rng, NAVIGATION) \
+        if walls <= MAX_LAST_FRAME_WALL_SHARE else []
+    for c in found:
+        c.metadata.update(activity=activity, poses=[list(p) for p in poses], last_frame_wall_share=walls,
+                          cameras=_cameras(frames))
+    return found, [f.rgb for f in frames] if found else []
 
 
 def write_general_records(pools: list[ActivityPools], plan: GeneralPlan, seed: int, root, handle) -> dict[str, int]:
