@@ -25,6 +25,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_DIM
+from bspatial.scoring.geometry import project_points
 from bspatial.scoring.ir_target import box_corners
 from bspatial.world.spec import SceneSpec
 
@@ -73,13 +74,9 @@ class CameraFrame:
         return np.isin(self.segmentation, ids)
 
     def project(self, points_world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Project (N, 3) world points to pixel (u, v); returns (uv (N, 2), z_cam (N,))."""
-        pts = np.atleast_2d(np.asarray(points_world, dtype=float))
-        R, t = self.T_world_cam[:3, :3], self.T_world_cam[:3, 3]
-        cam = (pts - t) @ R
-        z = cam[:, 2]
-        uv = (cam[:, :2] / z[:, None]) * np.diag(self.K)[:2] + self.K[:2, 2]
-        return uv, z
+        """Project (N, 3) world points to pixel (u, v); returns (uv (N, 2), z_cam (N,))
+        (:func:`bspatial.scoring.geometry.project_points`)."""
+        return project_points(points_world, self.K, self.T_world_cam)
 
     def unproject(self) -> np.ndarray:
         """World points (H, W, 3) of every pixel centre from depth (NaN where depth is 0)."""

@@ -95,11 +95,10 @@ class OraclePointer:
 
 def _project(frame: CameraFrame, world_point) -> tuple[float, float] | None:
     """The pixel of a world point in ``frame`` (None when behind the camera or outside the image)."""
-    T = np.linalg.inv(frame.T_world_cam)
-    cam = T[:3, :3] @ np.asarray(world_point, float) + T[:3, 3]
-    if cam[2] <= 1e-6:
+    uv, depth = frame.project(np.asarray(world_point, float)[None])
+    if depth[0] <= 1e-6:
         return None
-    u, v = (frame.K @ (cam / cam[2]))[:2]
+    u, v = uv[0]
     if not (0 <= u < frame.width and 0 <= v < frame.height):
         return None
     return float(u), float(v)

@@ -111,3 +111,19 @@ def test_first_frame_anchor_is_the_dot_marked_first_frame():
     assert changed.sum() == sum(1 for y in range(224) for x in range(224) if (x - 30) ** 2 + (y - 60) ** 2 <= 25)
     # No valid projection on the first frame: the anchor is the unmarked first frame.
     assert np.array_equal(ir.render_first_frame_anchor(first, [np.nan, np.nan]), first)
+
+
+def test_the_remote_code_projection_is_the_scoring_one_bit_for_bit():
+    # ir_rendering ships inside checkpoints (remote code: no bspatial imports), so it carries its own copy of the
+    # pinhole projection; it must stay the package's one rule (bspatial.scoring.geometry, which CameraFrame uses).
+    from bspatial.scoring.geometry import intrinsics_from_fovy, project_points
+
+    rng = np.random.default_rng(0)
+    K = intrinsics_from_fovy(720, 720, 60.0)
+    T = np.eye(4)
+    T[:3, :3] = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    T[:3, 3] = rng.normal(size=3)
+    points = rng.normal(size=(64, 3)) * 3
+    ours, theirs = project_points(points, K, T), ir.project_points(points, K, T)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_array_equal(ours[1], theirs[1])
