@@ -280,10 +280,11 @@ def train_all(preset: str, demos: Path, out: Path, scale: Scale, workers: int, t
 def rollout(spec: str, split: str, tasks: list[str], folder: Path, scale: Scale, workers: int, condition: str,
             timings: Timings) -> None:
     from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.plan import RunSettings
 
     start = time.perf_counter()
-    summary = run_rollouts(spec, split, tasks, folder, n_episodes=scale.episodes, workers=workers,
-                           max_steps=scale.max_steps, condition=condition, progress=True)
+    summary = run_rollouts(spec, split, tasks, folder, RunSettings(max_steps=scale.max_steps, condition=condition),
+                           n_episodes=scale.episodes, workers=workers, progress=True)
     if summary.ran:
         timings.add(f"rollout {folder.name}", time.perf_counter() - start)
     if summary.errors and summary.errors == summary.ran:

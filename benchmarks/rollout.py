@@ -59,7 +59,7 @@ def main() -> None:
         return
 
     from bspatial.construction.demonstrations.demos import record_demos
-    from bspatial.evaluation.rollout.plan import plan_episodes
+    from bspatial.evaluation.rollout.plan import RunSettings, plan_episodes
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.modeling.train import train
 
@@ -75,8 +75,8 @@ def main() -> None:
         rates = {}
         for name, latency in (("sync", 0), ("async", args.latency)):
             rates[name] = _episodes_per_hour(lambda latency=latency, name=name: run_rollouts(
-                checkpoint, "held_out", [POLICY_TASK], root / f"policy-{name}", n_episodes=args.episodes,
-                max_steps=args.max_steps, latency_steps=latency))
+                checkpoint, "held_out", [POLICY_TASK], root / f"policy-{name}",
+                RunSettings(max_steps=args.max_steps, latency_steps=latency), n_episodes=args.episodes))
         logger.info("tiny policy, %d-step episodes: sync %.0f episodes/h, async (latency %d) %.0f episodes/h, "
                     "async/sync %.2fx", args.max_steps, rates["sync"][0], args.latency, rates["async"][0],
                     rates["async"][0] / rates["sync"][0])
@@ -84,8 +84,8 @@ def main() -> None:
         workers = {}
         for count in (1, 2):
             workers[count] = _episodes_per_hour(lambda count=count: run_rollouts(
-                "scripted", "held_out", SCRIPTED_TASKS, root / f"scripted-{count}", n_episodes=args.episodes,
-                max_steps=args.max_steps, workers=count))
+                "scripted", "held_out", SCRIPTED_TASKS, root / f"scripted-{count}",
+                RunSettings(max_steps=args.max_steps), n_episodes=args.episodes, workers=count))
         logger.info("scripted experts on %d tasks: 1 worker %.0f episodes/h, 2 workers %.0f episodes/h, ratio %.2fx",
                     len(SCRIPTED_TASKS), workers[1][0], workers[2][0], workers[2][0] / workers[1][0])
 

@@ -258,13 +258,14 @@ def rollout_table(workdir: Path, seed: int) -> Table:
     """Scripted experts (upper reference) and a random policy (lower) on a few held-out and probe episodes."""
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.plan import RunSettings
     from bspatial.evaluation.rollout.tables import TABLE4_COLUMNS, group_records, table4_rows
 
     runs = []
     for policy in ("scripted", "random"):
         for split in ("held_out", "prompt_probe"):
             out = workdir / "rollouts" / f"{policy}-{split}"
-            run_rollouts(policy, split, list(_ROLLOUT_TASKS), out, n_episodes=1, seed=seed)
+            run_rollouts(policy, split, list(_ROLLOUT_TASKS), out, RunSettings(seed=seed), n_episodes=1)
             runs += load_results(out)
     rows = table4_rows(group_records(runs))
     return _layout(
@@ -280,12 +281,13 @@ def navigation_table(workdir: Path, seed: int) -> Table:
     """Scripted navigation expert and a random policy on a few validated held-out spawns (Table S11 layout)."""
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.plan import RunSettings
     from bspatial.evaluation.rollout.tables import s11_rows
 
     rows = []
     for policy in ("scripted", "random"):
         out = workdir / "rollouts" / f"{policy}-navigation"
-        run_rollouts(policy, "navigation", list(_NAVIGATION_TASKS), out, n_episodes=1, seed=seed)
+        run_rollouts(policy, "navigation", list(_NAVIGATION_TASKS), out, RunSettings(seed=seed), n_episodes=1)
         rows += [[policy, r["task"], str(r["n"]), f"{r['success']:.1f} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]"]
                  for r in s11_rows(load_results(out))]
     return _layout(f"Table S11 layout: navigation rollouts, 1 held-out spawn each of {', '.join(_NAVIGATION_TASKS)}",
@@ -311,6 +313,7 @@ def policy_table(workdir: Path, seed: int) -> Table:
     from bspatial.construction.demonstrations.demos import record_demos
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.plan import RunSettings
     from bspatial.evaluation.rollout.tables import group_records, table4_rows
     from bspatial.modeling.train import train
 
@@ -325,8 +328,8 @@ def policy_table(workdir: Path, seed: int) -> Table:
             # An interrupted demo left a run here: continue it (train refuses to start over in a non-empty folder).
             result = train("tiny", str(demos), str(policy_dir), resume=(policy_dir / "run_config.json").exists())
             logger.info("trained the tiny policy %d steps, final loss %.3f", result.last_step, result.losses[-1])
-        run_rollouts(str(checkpoint), "held_out", [_POLICY_DEMO_TASK], out, n_episodes=1, seed=seed,
-                     max_steps=_POLICY_SMOKE_STEPS)
+        run_rollouts(str(checkpoint), "held_out", [_POLICY_DEMO_TASK], out,
+                     RunSettings(seed=seed, max_steps=_POLICY_SMOKE_STEPS), n_episodes=1)
     rows = table4_rows(group_records(load_results(out)))
     return _layout(
         f"Tiny trained policy ({checkpoint}): held-out {_POLICY_DEMO_TASK}, budget capped at {_POLICY_SMOKE_STEPS} "
@@ -342,6 +345,7 @@ def navigation_policy_table(workdir: Path, seed: int) -> Table:
     from bspatial.construction.demonstrations.demos import record_demos
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.plan import RunSettings
     from bspatial.evaluation.rollout.tables import s11_rows
     from bspatial.modeling.train import train
 
@@ -358,8 +362,8 @@ def navigation_policy_table(workdir: Path, seed: int) -> Table:
                            resume=(policy_dir / "run_config.json").exists())
             logger.info("trained the tiny navigation policy %d steps, final loss %.3f", result.last_step,
                         result.losses[-1])
-        run_rollouts(str(checkpoint), "navigation", tasks, out, n_episodes=1, seed=seed,
-                     max_steps=_POLICY_SMOKE_STEPS)
+        run_rollouts(str(checkpoint), "navigation", tasks, out, RunSettings(seed=seed, max_steps=_POLICY_SMOKE_STEPS),
+                     n_episodes=1)
     records = load_results(out)
     fed = {r["task"]: r["context_frames"] for r in records}
     rows = [[r["task"], str(r["n"]), str(r["errors"]), f"{r['success']:.1f} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]",

@@ -5,9 +5,10 @@ import sys
 
 from typer.testing import CliRunner
 
+import pytest
+
 from bspatial import __version__
 from bspatial.cli import app
-import pytest
 
 pytestmark = [pytest.mark.subprocess]
 

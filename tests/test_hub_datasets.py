@@ -5,8 +5,9 @@ import os
 import subprocess
 import sys
 
-from bspatial.evaluation.vlm.fixtures import write_fixture_repos
 import pytest
+
+from bspatial.evaluation.vlm.fixtures import write_fixture_repos
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 

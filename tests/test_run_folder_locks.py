@@ -53,10 +53,11 @@ def test_a_held_lock_names_its_holder_and_is_freed_when_the_holder_dies(tmp_path
 
 def test_rollout_refuses_a_folder_another_run_holds(tmp_path, holder):
     from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.plan import RunSettings
 
     holder(tmp_path / "run")
     with pytest.raises(RunFolderLocked, match="holder-under-test"):
-        run_rollouts("hold", "held_out", ["reach_plate"], tmp_path / "run", n_episodes=1, max_steps=5)
+        run_rollouts("hold", "held_out", ["reach_plate"], tmp_path / "run", RunSettings(max_steps=5), n_episodes=1)
     assert not (tmp_path / "run" / "episodes").exists()    # nothing was written before the refusal
 
 

@@ -48,14 +48,19 @@ def rollout(
         help="Exit 0 although some episodes crashed (they stay in the tables as errors, scored 'none').")] = False,
 ) -> None:
     """Roll out a policy on an evaluation split; one result file per episode, then the Table 4 / per-task tables."""
+    from bspatial.evaluation.rollout.ir import IRSettings
+    from bspatial.evaluation.rollout.plan import RunSettings
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.tables import write_tables
 
     out = out or Path("runs") / (f"{_policy_label(policy)}-{split}" + ("" if condition == "spatial" else f"-{condition}"))
     try:
-        summary = run_rollouts(policy, split, tasks, out, n_episodes=n_episodes, workers=workers, seed=seed,
-                               max_steps=max_steps, latency_steps=latency_steps, progress=progress, ir=ir,
-                               ir_model=ir_model, condition=condition, threaded=threaded, ray=ray)
+        if ir is None and ir_model is not None:
+            raise ValueError(f"--ir-model {ir_model!r} is only used with --ir predicted")
+        settings = RunSettings(seed=seed, max_steps=max_steps, latency_steps=latency_steps, threaded=threaded,
+                               ir=None if ir is None else IRSettings(ir, ir_model), condition=condition)
+        summary = run_rollouts(policy, split, tasks, out, settings, n_episodes=n_episodes, workers=workers, ray=ray,
+                               progress=progress)
         if summary.ran and summary.errors == summary.ran:
             typer.echo(f"error: all {summary.ran} episodes crashed; no score is reported. First error: "
                        f"{summary.first_error}", err=True)

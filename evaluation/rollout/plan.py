@@ -41,15 +41,25 @@ class EpisodeSpec:
 
 @dataclass(frozen=True)
 class RunSettings:
-    """How every episode of a run is executed (one picklable value for the worker processes).
+    """How every episode of a run is executed: the options of :func:`~bspatial.evaluation.rollout.runner.run_rollouts`
+    (and of ``bspatial rollout``) that change an episode, recorded in the run's manifest; one picklable value for
+    the worker processes.
 
     Attributes:
         seed: seed of the policy's randomness (random policy, flow-matching noise).
-        max_steps: cap on each episode's step budget; None = the task's budget.
+        max_steps: cap on each episode's step budget (smoke runs); None = the task's budget.
         latency_steps: checkpoints: 0 = synchronous controller, k = asynchronous with a k-step latency.
-        threaded: checkpoints: asynchronous inference in a worker thread, latency measured.
-        ir: the IR source of IR checkpoints (:class:`~bspatial.evaluation.rollout.ir.IRSettings`); None = none.
-        condition: the Spa-Bench condition (:data:`bspatial.tasks.conditions.CONDITIONS`).
+        threaded: checkpoints: asynchronous inference in a worker thread while the simulator steps (latency
+            measured per chunk and recorded as ``latencies``; not deterministic).
+        ir: the IR source of IR checkpoints (:class:`~bspatial.evaluation.rollout.ir.IRSettings`); None = the
+            default, oracle for an IR checkpoint on a manipulation split and none otherwise (``run_rollouts``
+            resolves it and refuses a source the policy or split cannot take).
+        condition: the Spa-Bench condition (:data:`bspatial.tasks.conditions.CONDITIONS`) on the split's scenes:
+            "spatial" (the instruction as planned), "direct", "paraphrase", "direct_paraphrase" or
+            "no_intervention" (manipulation splits only).
+
+    Raises:
+        ValueError: a field out of range, naming it and the value.
     """
 
     seed: int = 0
@@ -58,6 +68,15 @@ class RunSettings:
     threaded: bool = False
     ir: Any = None
     condition: str = "spatial"
+
+    def __post_init__(self) -> None:
+        if self.max_steps is not None and (isinstance(self.max_steps, bool) or self.max_steps < 1):
+            raise ValueError(f"max_steps must be >= 1, got {self.max_steps!r}")
+        if self.latency_steps < 0:
+            raise ValueError(f"latency_steps must be >= 0, got {self.latency_steps!r}")
+        if self.threaded and self.latency_steps:
+            raise ValueError(f"threaded inference measures its latency; latency_steps must be 0, got "
+                             f"{self.latency_steps!r}")
 
 
 def episode_noise_seed(run_seed: int, scene_seed: int | None) -> int:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -101,33 +101,25 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
 
 
 def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out: str | Path,
-                 n_episodes: int | None = None, workers: int | None = None, seed: int = 0, max_steps: int | None = None,
-                 latency_steps: int = 0, progress: bool = False, ir: str | None = None,
-                 ir_model: str | None = None, condition: str = "spatial", threaded: bool = False,
-                 ray: str | None = None) -> RolloutSummary:
+                 settings: RunSettings = RunSettings(), *, n_episodes: int | None = None, workers: int | None = None,
+                 ray: str | None = None, progress: bool = False) -> RolloutSummary:
     """Run (or resume) the rollouts of ``policy_spec`` on ``split``; one result file per episode under ``out``.
+
+    What an episode does is ``settings`` (recorded in the run's manifest: a rerun with other settings is
+    refused); which episodes run, where and how visibly are the keyword arguments.
 
     Args:
         policy_spec: "scripted", "random" or a checkpoint folder.
         split: "held_out", "prompt_probe" (manipulation) or "navigation" (the 10 navigation tasks).
         tasks: task names (any spelling); None = every task with episodes in the split.
         out: run folder; finished episodes found there are skipped.
+        settings: how every episode runs (:class:`~bspatial.evaluation.rollout.plan.RunSettings`).
         n_episodes: episodes per task (default: the Table S2 count of the split).
         workers: processes (spawned, one simulator each); None or 1 runs in this process. With ``ray``: the
             number of Ray actors (default: one per CPU of the cluster).
-        seed: seed of the policy's randomness (random policy, flow-matching noise).
-        max_steps: cap on each episode's step budget (smoke tests); None = the task's budget.
-        latency_steps: checkpoint policies: 0 = synchronous controller, k = asynchronous with k-step latency.
-        threaded: checkpoint policies: asynchronous inference in a worker thread while the simulator steps
-            (latency measured per chunk and recorded as ``latencies``; not deterministic).
-        progress: show progress (a bar on a terminal, log lines in a log file: :mod:`bspatial.common.progress`).
-        ir: IR checkpoints: "oracle" (default), "predicted" or "none"; others take only None / "none".
-        ir_model: ``ir="predicted"``: the grounding VLM's backend spec (e.g. "chance", "openai:<url>#<model>").
-        condition: Spa-Bench condition (:data:`bspatial.tasks.conditions.CONDITIONS`) on the split's scenes:
-            "spatial" (the instruction as planned), "direct", "paraphrase", "direct_paraphrase" or
-            "no_intervention" (manipulation splits only).
         ray: run the episodes on Ray actors: "auto" (join the cluster Ray finds, else start a local one) or a
             cluster address; None = this machine's processes. Same result files either way.
+        progress: show progress (a bar on a terminal, log lines in a log file: :mod:`bspatial.common.progress`).
     """
     policy_spec = check_policy_spec(policy_spec)
     if policy_spec in REFERENCE_BEHAVIOURS and split == "navigation":
@@ -137,13 +129,11 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         raise ValueError(f"workers must be >= 1, got {workers!r}")
     if check_ray_address(ray) is not None:
         import_ray()   # without Ray, refused before any folder is touched
-    if max_steps is not None and max_steps < 1:
-        raise ValueError(f"max_steps must be >= 1, got {max_steps!r}")
     names = resolve_tasks(split, tasks)
-    ir_settings = resolve_ir(policy_spec, split, ir, ir_model)
-    _check_condition(condition, split)
-    if threaded and latency_steps:
-        raise ValueError(f"threaded inference measures its latency; latency_steps must be 0, got {latency_steps!r}")
+    explicit = settings.ir
+    settings = replace(settings, ir=resolve_ir(policy_spec, split, explicit.source if explicit else None,
+                                               explicit.model if explicit else None))
+    _check_condition(settings.condition, split)
     skipped_tasks: list[str] = []
     if policy_spec == "scripted":
         names, skipped_tasks = _scripted_tasks(names)
@@ -154,13 +144,12 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
             remove_stale_temp_files(folder)
         (out / EPISODES_DIR).mkdir(parents=True, exist_ok=True)
         _check_manifest(out, {"policy": policy_spec, "split": split, "split_build_seed": SPLIT_BUILD_SEED,
-                              "seed": seed, "max_steps": max_steps,
-                              "latency_steps": latency_steps, "threaded": threaded, **ir_settings.as_manifest(),
-                              "condition": condition})
+                              "seed": settings.seed, "max_steps": settings.max_steps,
+                              "latency_steps": settings.latency_steps, "threaded": settings.threaded,
+                              **settings.ir.as_manifest(), "condition": settings.condition})
         todo = [e for e in plan if not result_path(out, e).exists()]
         logger.info("rollout %s on %s: %d episodes planned, %d already done, %d to run", policy_spec, split,
                     len(plan), len(plan) - len(todo), len(todo))
-        settings = RunSettings(seed, max_steps, latency_steps, threaded, ir_settings, condition)
         statuses = _run_todo(todo, policy_spec, out, settings, workers, ray, progress)
         crashed = [e for e in todo if statuses[e.key] == "error"]
         first_error = json.loads(result_path(out, crashed[0]).read_text())["message"] if crashed else None

@@ -144,11 +144,12 @@ def test_the_tiny_navigation_policy_reloads_and_its_rollout_feeds_the_frames(che
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.policies import _PREDICTORS, check_policy_spec
     from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.plan import RunSettings
 
     model = AutoModel.from_pretrained(checkpoint)
     assert model.config.max_context_frames == CONTEXT_FRAMES
-    run_rollouts(str(checkpoint), "navigation", [NAV_TASK], tmp_path / "roll", n_episodes=1, seed=0,
-                 max_steps=ROLLOUT_STEPS)
+    run_rollouts(str(checkpoint), "navigation", [NAV_TASK], tmp_path / "roll",
+                 RunSettings(seed=0, max_steps=ROLLOUT_STEPS), n_episodes=1)
     (record,) = load_results(tmp_path / "roll")
     assert record["status"] == "timeout" and record["steps"] == ROLLOUT_STEPS, record["message"]
     assert record["context_frames"] == CONTEXT_FRAMES   # the result file says what every chunk request carried
@@ -166,10 +167,12 @@ def test_a_navigation_checkpoint_never_runs_context_free(checkpoint, sim, tmp_pa
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.policies import CheckpointPredictor
     from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.plan import RunSettings
     from bspatial.tasks.episode import Observation
     from bspatial.tasks.navigation import sample_validated_instance
 
-    run_rollouts(str(checkpoint), "held_out", ["reach_plate"], tmp_path / "manip", n_episodes=1, seed=0, max_steps=3)
+    run_rollouts(str(checkpoint), "held_out", ["reach_plate"], tmp_path / "manip", RunSettings(seed=0, max_steps=3),
+                 n_episodes=1)
     (record,) = load_results(tmp_path / "manip")
     assert record["status"] == "error" and "navigation tasks only" in record["message"]
     assert "task 'reach_plate' is a manipulation task" in record["message"]

@@ -7,8 +7,9 @@ import sysconfig
 
 import torch
 
-from bspatial.modeling import BSpatialVLAProcessor
 import pytest
+
+from bspatial.modeling import BSpatialVLAProcessor
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 

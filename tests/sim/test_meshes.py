@@ -9,11 +9,12 @@ import dataclasses
 
 import numpy as np
 
+import pytest
+
 from bspatial.sim.mujoco_backend import MujocoBackend
 from bspatial.world.assets import dress, dressed_parts, materialised
 from bspatial.world.objects import bowl, food_item, plate, tool
 from bspatial.world.spec import CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, table_object
-import pytest
 
 pytestmark = [pytest.mark.sim]
 

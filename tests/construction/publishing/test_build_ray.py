@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bspatial.construction.publishing.build import build
 import pytest
+
+from bspatial.construction.publishing.build import build
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 

@@ -10,10 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from bspatial.evaluation.agents.writers import reference_program
 
 from .writer_server import CannedChatServer, fenced
-import pytest
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 

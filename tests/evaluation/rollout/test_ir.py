@@ -146,8 +146,8 @@ def test_placement_goal_is_fixed_where_the_demonstrations_object_comes_to_rest(b
 
 
 def test_predicted_ir_with_the_chance_backend_is_counted(tmp_path, tiny_dot_anchor_checkpoint):
-    summary = run_rollouts(str(tiny_dot_anchor_checkpoint), "held_out", ["reach_plate"], tmp_path, n_episodes=1,
-                           max_steps=12, ir="predicted", ir_model="chance:0")
+    summary = run_rollouts(str(tiny_dot_anchor_checkpoint), "held_out", ["reach_plate"], tmp_path,
+                           RunSettings(max_steps=12, ir=IRSettings("predicted", "chance:0")), n_episodes=1)
     (r,) = load_results(tmp_path)
     assert summary.errors == 0, r["message"]
     # One VLM query per policy observation (steps 0 and 10); chance always answers a valid point.
@@ -176,8 +176,8 @@ def test_failed_prediction_gives_an_unmarked_image_and_is_recorded(tmp_path, bac
 
     with ChatCompletionServer(NoPointVLM(), "nopoint") as server:
         spec = f"openai:{server.base_url}#nopoint"
-        run_rollouts(str(tiny_dot_anchor_checkpoint), "held_out", ["reach_plate"], tmp_path, n_episodes=1,
-                     max_steps=12, ir="predicted", ir_model=spec)
+        run_rollouts(str(tiny_dot_anchor_checkpoint), "held_out", ["reach_plate"], tmp_path,
+                     RunSettings(max_steps=12, ir=IRSettings("predicted", spec)), n_episodes=1)
         (r,) = load_results(tmp_path)
         assert r["status"] != "error", r["message"]
         assert r["ir"]["vlm_queries"] == r["ir"]["failed_predictions"] == r["ir"]["without_target"] == 2

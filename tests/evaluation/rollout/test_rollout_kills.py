@@ -19,6 +19,7 @@ import pytest
 from bspatial.common.processes import is_alive, live_descendants
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, load_results
 from bspatial.evaluation.rollout.runner import run_rollouts
+from bspatial.evaluation.rollout.plan import RunSettings
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
@@ -83,7 +84,7 @@ def test_a_killed_rollout_takes_its_workers_along_and_the_rerun_completes(tmp_pa
         f"{task}-{i:04d}.json" for task in TASKS for i in range(N_EPISODES))   # no temp file of a cut write
     assert not (out / ".lock").exists()
     clean = tmp_path / "clean"
-    run_rollouts("random", "held_out", TASKS, clean, n_episodes=N_EPISODES, max_steps=MAX_STEPS)
+    run_rollouts("random", "held_out", TASKS, clean, RunSettings(max_steps=MAX_STEPS), n_episodes=N_EPISODES)
     assert load_results(out) == load_results(clean)
     assert json.loads((out / "rollout.json").read_text()) == json.loads((clean / "rollout.json").read_text())
 

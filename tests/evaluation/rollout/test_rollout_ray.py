@@ -9,16 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bspatial.evaluation.rollout.episodes import load_results
 from bspatial.evaluation.rollout.runner import run_rollouts
+from bspatial.evaluation.rollout.plan import RunSettings
 from bspatial.evaluation.rollout.tables import write_tables
-import pytest
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 TASKS = ["reach_plate", "reach_tool"]
-PLAN = dict(n_episodes=2, max_steps=40)   # 4 short scripted episodes
+PLAN = dict(settings=RunSettings(max_steps=40), n_episodes=2)   # 4 short scripted episodes
 BSPATIAL = [sys.executable, "-m", "bspatial.cli"]
 
 
@@ -67,7 +69,7 @@ def test_a_killed_actor_has_its_episode_rerun_and_written_once(ray_cluster, ray_
 
 
 def test_a_ray_run_resumes_a_local_one(ray_cluster, tmp_path):
-    run_rollouts("scripted", "held_out", TASKS, tmp_path / "mixed", n_episodes=1, max_steps=40)
+    run_rollouts("scripted", "held_out", TASKS, tmp_path / "mixed", RunSettings(max_steps=40), n_episodes=1)
     summary = run_rollouts("scripted", "held_out", TASKS, tmp_path / "mixed", **PLAN, workers=2, ray="auto")
     assert (summary.planned, summary.skipped_existing, summary.ran) == (4, 2, 2)
     run_rollouts("scripted", "held_out", TASKS, tmp_path / "local", **PLAN)

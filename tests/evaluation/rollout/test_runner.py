@@ -7,7 +7,8 @@ import pytest
 
 from bspatial.evaluation.rollout import episodes, runner
 from bspatial.evaluation.rollout.episodes import load_results, result_path
-from bspatial.evaluation.rollout.plan import plan_episodes
+from bspatial.evaluation.rollout.ir import IRSettings
+from bspatial.evaluation.rollout.plan import RunSettings, plan_episodes
 from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.rollout.tables import write_tables
 
@@ -46,10 +47,13 @@ def test_bad_input_refused_before_any_simulator(tmp_path, monkeypatch, kwargs, m
     def no_sim(*args, **kw):
         raise AssertionError("a simulator was started")
     monkeypatch.setattr("bspatial.sim.mujoco_backend.MujocoBackend.__init__", no_sim)
+    ir = {k: kwargs.pop(k) for k in ("ir", "ir_model") if k in kwargs}
     args = dict(policy_spec="scripted", split="held_out", tasks=["reach_plate"], out=tmp_path / "run")
     args.update(kwargs)
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        run_rollouts(**args)
+        # An unknown or incomplete IR source is refused where the settings are made, before run_rollouts.
+        settings = RunSettings(ir=IRSettings(ir["ir"], ir.get("ir_model"))) if ir else RunSettings()
+        run_rollouts(**args, settings=settings)
     assert not (tmp_path / "run").exists()
 
 
@@ -64,12 +68,12 @@ def test_scripted_rollout_is_strict_correct(tmp_path):
 
 
 def test_random_rollout_is_not_strict_correct(tmp_path):
-    run_rollouts("random", "held_out", REACH_TASKS, tmp_path, n_episodes=1, max_steps=150)
+    run_rollouts("random", "held_out", REACH_TASKS, tmp_path, RunSettings(max_steps=150), n_episodes=1)
     results = load_results(tmp_path)
     assert len(results) == 3
     assert all(r["outcome"] != "correct" and r["status"] != "error" for r in results)
     # Seeded: the same run elsewhere gives the same traces.
-    run_rollouts("random", "held_out", REACH_TASKS, tmp_path / "again", n_episodes=1, max_steps=150)
+    run_rollouts("random", "held_out", REACH_TASKS, tmp_path / "again", RunSettings(max_steps=150), n_episodes=1)
     assert [r["trace"] for r in load_results(tmp_path / "again")] == [r["trace"] for r in results]
 
 
@@ -84,19 +88,21 @@ def test_killed_run_resumes_without_duplicates_or_losses(tmp_path, monkeypatch):
 
     monkeypatch.setattr(runner, "run_one", dies_after_two)
     with pytest.raises(KeyboardInterrupt):
-        run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, n_episodes=2, max_steps=5)
+        run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, RunSettings(max_steps=5),
+                     n_episodes=2)
     first = {r["task"] + str(r["index"]): r for r in load_results(tmp_path)}
     assert len(first) == 2
     (tmp_path / "episodes" / ".reach_tool-0001.json.tmp123").write_text("{half")  # a write cut short
     monkeypatch.setattr(runner, "run_one", real)
-    summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, n_episodes=2, max_steps=5)
+    summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, RunSettings(max_steps=5),
+                           n_episodes=2)
     assert (summary.planned, summary.skipped_existing, summary.ran) == (4, 2, 2)
     keys = [(r["task"], r["index"]) for r in load_results(tmp_path)]
     assert sorted(keys) == [("reach_plate", 0), ("reach_plate", 1), ("reach_tool", 0), ("reach_tool", 1)]
     for key, r in first.items():  # finished episodes were not rerun
         assert r == {k["task"] + str(k["index"]): k for k in load_results(tmp_path)}[key]
     with pytest.raises(ValueError, match="other settings"):
-        run_rollouts("random", "held_out", ["reach_plate"], tmp_path, n_episodes=2, max_steps=6)
+        run_rollouts("random", "held_out", ["reach_plate"], tmp_path, RunSettings(max_steps=6), n_episodes=2)
 
 
 def test_wrong_action_shape_records_an_error_and_the_run_goes_on(tmp_path, monkeypatch):
@@ -108,7 +114,8 @@ def test_wrong_action_shape_records_an_error_and_the_run_goes_on(tmp_path, monke
         return real(policy_spec, backend, instance, settings, **kwargs)
 
     monkeypatch.setattr(episodes, "make_policy", broken)
-    summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, n_episodes=1, max_steps=5)
+    summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path, RunSettings(max_steps=5),
+                           n_episodes=1)
     assert summary.errors == 1
     bad, good = load_results(tmp_path)
     assert (bad["task"], bad["status"], bad["outcome"], bad["trace"]) == ("reach_plate", "error", "none", None)
@@ -126,7 +133,7 @@ def test_scripted_navigation_reaches_the_goal_and_random_does_not(tmp_path):
         assert (r["outcome"], r["detail"], r["status"]) == ("correct", "nav_success", "decided"), r
         assert r["trace"]["nav_success"] is True and r["variant"] == ""
         assert r["spawn"]["displacement_m"] <= 0.02  # the spawn passed validation (Appendix 13.4)
-    run_rollouts("random", "navigation", NAV_TASKS, tmp_path / "random", n_episodes=1, max_steps=400)
+    run_rollouts("random", "navigation", NAV_TASKS, tmp_path / "random", RunSettings(max_steps=400), n_episodes=1)
     for r in load_results(tmp_path / "random"):
         assert (r["outcome"], r["detail"], r["status"]) == ("none", "nav_failure", "timeout"), r
         assert r["steps"] == 400
@@ -137,16 +144,18 @@ def test_scripted_navigation_reaches_the_goal_and_random_does_not(tmp_path):
 
 
 def test_worker_processes_write_the_same_files(tmp_path):
-    summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path / "two", n_episodes=1,
-                           max_steps=20, workers=2)
+    summary = run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path / "two",
+                           RunSettings(max_steps=20), n_episodes=1, workers=2)
     assert summary.ran == 2 and summary.errors == 0
-    run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path / "one", n_episodes=1, max_steps=20)
+    run_rollouts("random", "held_out", ["reach_plate", "reach_tool"], tmp_path / "one", RunSettings(max_steps=20),
+                 n_episodes=1)
     two, one = load_results(tmp_path / "two"), load_results(tmp_path / "one")
     assert [r["trace"] for r in two] == [r["trace"] for r in one]
 
 
 def test_checkpoint_policy_runs_through_the_controller(tmp_path, tiny_checkpoint):
-    summary = run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path, n_episodes=1, max_steps=12)
+    summary = run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path, RunSettings(max_steps=12),
+                           n_episodes=1)
     (r,) = load_results(tmp_path)
     assert summary.errors == 0, r["message"]
     assert r["status"] in ("timeout", "decided", "sim_error") and r["outcome"] in ("none", "wrong", "correct")
@@ -154,15 +163,16 @@ def test_checkpoint_policy_runs_through_the_controller(tmp_path, tiny_checkpoint
 
 
 def test_threaded_inference_rollout_records_measured_latencies(tmp_path, tiny_checkpoint):
-    summary = run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path, n_episodes=1, max_steps=40,
-                           threaded=True)
+    summary = run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path,
+                           RunSettings(max_steps=40, threaded=True), n_episodes=1)
     (r,) = load_results(tmp_path)
     assert summary.errors == 0, r["message"]
     # Every delivered chunk arrived some whole number of steps after its observation.
     assert r["latencies"] and all(isinstance(k, int) and k >= 0 for k in r["latencies"])
     assert json.loads((tmp_path / "rollout.json").read_text())["threaded"] is True
     with pytest.raises(ValueError, match="latency_steps must be 0, got 3"):
-        run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path / "x", threaded=True, latency_steps=3)
+        run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path / "x",
+                     RunSettings(latency_steps=3, threaded=True))
 
 
 # --- the idle reference and loud failures (soft credit needs progress) -------------------------------------------

@@ -6,6 +6,7 @@ import pytest
 
 from bspatial.evaluation.rollout.episodes import load_results
 from bspatial.evaluation.rollout.runner import run_rollouts
+from bspatial.evaluation.rollout.plan import RunSettings
 from bspatial.evaluation.rollout.spa_bench import condition_rows, failure_mode_rows
 from bspatial.evaluation.rollout.tables import write_tables
 from bspatial.scoring.failure_modes import FAILURE_MODES
@@ -15,8 +16,10 @@ pytestmark = [pytest.mark.slow]
 
 def test_direct_and_paraphrase_conditions_keep_the_scenes_and_change_the_words(tmp_path):
     spatial = run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "s", n_episodes=2)
-    direct = run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "d", n_episodes=2, condition="direct")
-    para = run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "p", n_episodes=2, condition="paraphrase")
+    direct = run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "d", RunSettings(condition="direct"),
+                          n_episodes=2)
+    para = run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "p", RunSettings(condition="paraphrase"),
+                        n_episodes=2)
     assert spatial.planned == direct.planned == para.planned == 2
     s, d, p = (load_results(tmp_path / k) for k in "sdp")
     for a, b, c in zip(s, d, p):
@@ -42,8 +45,8 @@ def test_direct_and_paraphrase_conditions_keep_the_scenes_and_change_the_words(t
 
 def test_cross_task_objects_keep_the_target_and_leave_placements_out_of_the_aggregate(tmp_path):
     run_rollouts("scripted", "held_out", ["reach_tool", "place_carving_knife"], tmp_path / "s", n_episodes=2)
-    run_rollouts("scripted", "held_out", ["reach_tool", "place_carving_knife"], tmp_path / "x", n_episodes=2,
-                 condition="cross_task")
+    run_rollouts("scripted", "held_out", ["reach_tool", "place_carving_knife"], tmp_path / "x",
+                 RunSettings(condition="cross_task"), n_episodes=2)
     spatial = {(r["task"], r["index"]): r for r in load_results(tmp_path / "s")}
     for r in load_results(tmp_path / "x"):
         if r["task"] == "place_carving_knife":
@@ -61,10 +64,10 @@ def test_cross_task_objects_keep_the_target_and_leave_placements_out_of_the_aggr
 
 
 def test_no_intervention_scripted_stays_still_and_random_does_not(tmp_path):
-    run_rollouts("scripted", "held_out", ["place_carving_knife"], tmp_path / "s", n_episodes=1, max_steps=60,
-                 condition="no_intervention")
-    run_rollouts("random", "held_out", ["place_carving_knife"], tmp_path / "r", n_episodes=1, max_steps=60,
-                 condition="no_intervention")
+    run_rollouts("scripted", "held_out", ["place_carving_knife"], tmp_path / "s",
+                 RunSettings(max_steps=60, condition="no_intervention"), n_episodes=1)
+    run_rollouts("random", "held_out", ["place_carving_knife"], tmp_path / "r",
+                 RunSettings(max_steps=60, condition="no_intervention"), n_episodes=1)
     (still,), (moving,) = load_results(tmp_path / "s"), load_results(tmp_path / "r")
     assert (still["outcome"], still["detail"]) == ("correct", "goal_left_alone")
     assert (moving["outcome"], moving["detail"]) == ("none", "acted")
@@ -72,11 +75,12 @@ def test_no_intervention_scripted_stays_still_and_random_does_not(tmp_path):
     assert isinstance(moving["secondary_modes"], list)
     assert still["steps"] == moving["steps"] == 60      # nothing decides a no-intervention episode early
     with pytest.raises(ValueError, match="condition must be one of .*got 'loud'"):
-        run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "x", condition="loud")
+        run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "x", RunSettings(condition="loud"))
     with pytest.raises(ValueError, match="manipulation splits only"):
-        run_rollouts("scripted", "navigation", ["move_to_oven"], tmp_path / "x", condition="direct")
+        run_rollouts("scripted", "navigation", ["move_to_oven"], tmp_path / "x", RunSettings(condition="direct"))
     with pytest.raises(ValueError, match="other settings"):
-        run_rollouts("scripted", "held_out", ["place_carving_knife"], tmp_path / "s", n_episodes=1, max_steps=60)
+        run_rollouts("scripted", "held_out", ["place_carving_knife"], tmp_path / "s", RunSettings(max_steps=60),
+                     n_episodes=1)
 
 
 def _rec(condition, index, ok, mode="missed_target", status="decided"):
@@ -124,6 +128,6 @@ def test_id_and_ood_rollouts_land_in_the_spa_bench_table_not_in_table4(tmp_path)
 def test_no_intervention_keeps_its_meaning_for_the_idle_reference(tmp_path):
     # Under the progress-requiring soft rules, holding still is still what no-intervention rewards (the condition
     # exists for placement tasks: their goal can already hold).
-    run_rollouts("hold", "held_out", ["place_carving_knife", "place_bowl_in_cabinet"], tmp_path, n_episodes=1, max_steps=60,
-                 condition="no_intervention")
+    run_rollouts("hold", "held_out", ["place_carving_knife", "place_bowl_in_cabinet"], tmp_path,
+                 RunSettings(max_steps=60, condition="no_intervention"), n_episodes=1)
     assert [(r["outcome"], r["detail"]) for r in load_results(tmp_path)] == [("correct", "goal_left_alone")] * 2

@@ -9,9 +9,10 @@ import sys
 import typer
 from typer.testing import CliRunner
 
+import pytest
+
 from bspatial.evaluation.analysis.cli import report
 from bspatial.evaluation.vlm.cli import eval_vlm
-import pytest
 
 pytestmark = [pytest.mark.subprocess]
 
