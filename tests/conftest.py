@@ -164,3 +164,67 @@ def browser():
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- SIGKILLed runs
+
+KILL_STARTED_WITHIN_S = 120.0   # bounds of the polls (a loaded machine), not speed claims
+KILL_GONE_WITHIN_S = 20.0
+KILL_WRITE_SLACK_S = 1.0        # a write in flight at the kill may land this much later
+
+
+def poll(condition, timeout_s: float):
+    """``condition()``'s first truthy value within ``timeout_s`` (checked every 50 ms), else its last value."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not (value := condition()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return value
+
+
+def file_mtimes(folder: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def sigkilled_run():
+    """A context manager for the kill tests of our multi-process commands (build, rollout): start ``command``,
+    wait until ``started()`` (its workers are at work), SIGKILL the parent, and check what a kill must leave: no
+    worker alive, no file under ``watched`` written after the kill, nothing changing a second later. The body
+    runs after those checks with the workers' pids; on the way out any worker still alive is killed, so a failing
+    test leaves no orphans."""
+    import contextlib
+    import signal
+    import subprocess
+    import time
+
+    from bspatial.common.processes import is_alive, live_descendants
+
+    @contextlib.contextmanager
+    def run(command: list[str], watched: Path, started, what_started: str):
+        parent = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        workers: set[int] = set()
+        try:
+            ok = poll(lambda: len(live_descendants(parent.pid)) >= 2 and started(), KILL_STARTED_WITHIN_S)
+            assert ok and parent.poll() is None, f"the workers never {what_started}"
+            workers = live_descendants(parent.pid)
+            killed_at = time.time()
+            parent.send_signal(signal.SIGKILL)
+            parent.wait()
+            poll(lambda: not any(is_alive(p) for p in workers), KILL_GONE_WITHIN_S)
+            assert {p for p in workers if is_alive(p)} == set(), "workers outlived their killed parent"
+            late = {p.name: t / 1e9 - killed_at for p, t in file_mtimes(watched).items()
+                    if t / 1e9 > killed_at + KILL_WRITE_SLACK_S}
+            assert late == {}, "files written after the parent was killed"
+            before = file_mtimes(watched)
+            time.sleep(1.0)
+            assert file_mtimes(watched) == before
+            yield workers
+        finally:
+            for pid in workers:   # a failing run must not leave its orphans behind
+                if is_alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+
+    return run
+

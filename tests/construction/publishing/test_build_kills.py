@@ -3,38 +3,19 @@ the rerun removes the killed run's staging folder and builds the whole preset; a
 ``--out`` that is a file is refused by name (build and demos).
 """
 
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from bspatial.common.processes import is_alive, live_descendants
 from bspatial.construction.publishing.presets import get_preset
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
-STARTED_WITHIN_S = 120.0   # bounds of the polls (a loaded machine), not speed claims
-GONE_WITHIN_S = 20.0
-WRITE_SLACK_S = 1.0        # a write in flight at the kill may land this much later
-
 
 def command(out: Path) -> list[str]:
     return [sys.executable, "-m", "bspatial.cli", "build", "--preset", "tiny", "--workers", "2", "--out", str(out)]
-
-
-def poll(condition, timeout_s: float):
-    deadline = time.monotonic() + timeout_s
-    while not (value := condition()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return value
-
-
-def mtimes(folder: Path) -> dict[Path, int]:
-    return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
 
 
 def leftovers(out: Path) -> list[str]:
@@ -42,31 +23,12 @@ def leftovers(out: Path) -> list[str]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
-def test_a_killed_build_takes_its_workers_along_and_the_rerun_cleans_up(tmp_path):
+def test_a_killed_build_takes_its_workers_along_and_the_rerun_cleans_up(tmp_path, sigkilled_run):
     out = tmp_path / "out"
-    parent = subprocess.Popen(command(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    workers: set[int] = set()
-    try:
-        started = poll(lambda: len(live_descendants(parent.pid)) >= 2
-                       and any(tmp_path.glob(".out.building-*/records/images/*")), STARTED_WITHIN_S)
-        assert started and parent.poll() is None, "the workers never wrote a first image"
-        workers = live_descendants(parent.pid)
-        killed_at = time.time()
-        parent.send_signal(signal.SIGKILL)
-        parent.wait()
-        poll(lambda: not any(is_alive(p) for p in workers), GONE_WITHIN_S)
-        assert {p for p in workers if is_alive(p)} == set(), "workers outlived their killed parent"
-        late = {p.name: t / 1e9 - killed_at for p, t in mtimes(tmp_path).items() if t / 1e9 > killed_at + WRITE_SLACK_S}
-        assert late == {}, "files written after the parent was killed"
-        before = mtimes(tmp_path)
-        time.sleep(1.0)
-        assert mtimes(tmp_path) == before
+    with sigkilled_run(command(out), tmp_path, lambda: any(tmp_path.glob(".out.building-*/records/images/*")),
+                       "wrote a first image"):
         stale = [name for name in leftovers(out) if ".building-" in name]
         assert len(stale) == 1 and not out.exists()    # what the kill left: a staging folder, no output
-    finally:
-        for pid in workers:   # a failing run must not leave its orphans behind
-            if is_alive(pid):
-                os.kill(pid, signal.SIGKILL)
 
     rerun = subprocess.run(command(out), capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-3000:]

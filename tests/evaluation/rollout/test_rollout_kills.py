@@ -7,16 +7,13 @@ The parent is a real ``python -m bspatial.cli`` process; it is killed once its w
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from bspatial.common.processes import is_alive, live_descendants
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, load_results
 from bspatial.evaluation.rollout.runner import run_rollouts
 from bspatial.evaluation.rollout.plan import RunSettings
@@ -25,9 +22,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 TASKS = ["reach_plate", "reach_tool"]
 N_EPISODES, MAX_STEPS = 3, 100     # 6 episodes of about a second each: jobs are still queued at the kill
-STARTED_WITHIN_S = 120.0           # bounds of the polls (a loaded machine), not speed claims
-GONE_WITHIN_S = 20.0
-WRITE_SLACK_S = 1.0                # a write in flight at the kill may land this much later
 
 
 def command(out: Path) -> list[str]:
@@ -37,45 +31,15 @@ def command(out: Path) -> list[str]:
             "--out", str(out)]
 
 
-def poll(condition, timeout_s: float):
-    deadline = time.monotonic() + timeout_s
-    while not (value := condition()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return value
-
-
-def mtimes(folder: Path) -> dict[Path, int]:
-    return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
-def test_a_killed_rollout_takes_its_workers_along_and_the_rerun_completes(tmp_path):
+def test_a_killed_rollout_takes_its_workers_along_and_the_rerun_completes(tmp_path, sigkilled_run):
     out = tmp_path / "run"
-    parent = subprocess.Popen(command(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    workers: set[int] = set()
-    try:
-        started = poll(lambda: len(live_descendants(parent.pid)) >= 2 and any((out / EPISODES_DIR).glob("*.json")),
-                       STARTED_WITHIN_S)
-        assert started and parent.poll() is None, "the workers never got to their first episode"
-        workers = live_descendants(parent.pid)
-        killed_at = time.time()
-        parent.send_signal(signal.SIGKILL)
-        parent.wait()
-        poll(lambda: not any(is_alive(p) for p in workers), GONE_WITHIN_S)
-        assert {p for p in workers if is_alive(p)} == set(), "workers outlived their killed parent"
-        late = {p.name: t / 1e9 - killed_at for p, t in mtimes(out).items() if t / 1e9 > killed_at + WRITE_SLACK_S}
-        assert late == {}, "files written after the parent was killed"
-        before = mtimes(out)
-        time.sleep(1.0)
-        assert mtimes(out) == before
+    with sigkilled_run(command(out), out, lambda: any((out / EPISODES_DIR).glob("*.json")),
+                       "got to their first episode"):
         done_before = len(list((out / EPISODES_DIR).glob("*.json")))
         # What a worker killed inside atomic_write_text leaves (the kill rarely lands there by itself).
         handle, cut = tempfile.mkstemp(prefix=".reach_tool-0002.json.", suffix=".tmp", dir=out / EPISODES_DIR)
         os.close(handle)
-    finally:
-        for pid in workers:   # a failing run must not leave its orphans behind
-            if is_alive(pid):
-                os.kill(pid, signal.SIGKILL)
 
     rerun = subprocess.run(command(out), capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
