@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bspatial.common.registry import lookup
+
 from .configuration_bspatial_vla import BSpatialVLAConfig
 
 # Qwen3.5's special tokens that the vision path and chat format use.
@@ -115,9 +117,7 @@ OFFLINE_BACKBONES: dict[str, OfflineBackboneSize] = {"tiny": TINY, "small": SMAL
 
 def offline_backbone_size(name: str) -> OfflineBackboneSize:
     """The sizes of a named offline backbone; unknown names list the known ones."""
-    if name not in OFFLINE_BACKBONES:
-        raise ValueError(f"unknown offline backbone {name!r}; known: {sorted(OFFLINE_BACKBONES)}")
-    return OFFLINE_BACKBONES[name]
+    return lookup(OFFLINE_BACKBONES, name, "offline backbone")
 
 
 def offline_vlm_config(size: OfflineBackboneSize, tokenizer=None) -> dict:
