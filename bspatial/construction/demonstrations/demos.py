@@ -522,31 +522,74 @@ def _add_episode_columns(root: Path, rows: dict[int, dict]) -> None:
         pq.write_table(table, path, compression="snappy")
 
 
-def _record_one(backend: SimBackend, name: str, entry, split: str, paperback_prefix: bool,
-                cameras: Sequence[str] = CAMERAS):
+@dataclass(frozen=True)
+class _Recipe:
+    """What every recording attempt of one ``record_demos`` run shares, validated once (picklable: it travels to
+    the worker processes with each attempt).
+
+    Attributes:
+        seed: build seed of the training entries.
+        split: the split recorded in the traces and the episode metadata (:data:`bspatial.scoring.trace.SPLITS`).
+        cameras: the cameras recorded, the head camera among them.
+        paperback_prefix: start reach_paperback_book on its candidates' bisector (:func:`paperback_prefix_spawn`).
+        spa_withheld: the Spa-Bench study's training entries (:func:`~bspatial.construction.splits.spa_training_entry`).
+    """
+
+    seed: int
+    split: str
+    cameras: tuple[str, ...]
+    paperback_prefix: bool = False
+    spa_withheld: bool = False
+
+    def __post_init__(self) -> None:
+        from bspatial.scoring.trace import SPLITS
+
+        if self.split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {self.split!r}")
+        cameras = self.cameras
+        if HEAD_CAMERA not in cameras or any(c not in CAMERAS for c in cameras) or len(set(cameras)) != len(cameras):
+            raise ValueError(f"cameras must be distinct names from {list(CAMERAS)} including {HEAD_CAMERA!r}, got "
+                             f"{list(cameras)!r}")
+
+    def entry(self, task: str, attempt: int):
+        """The training entry of ``task``'s attempt ``attempt``."""
+        from bspatial.construction.splits import spa_training_entry, training_entry
+
+        return (spa_training_entry if self.spa_withheld else training_entry)(task, attempt, self.seed)
+
+    def prefixed(self, task: str) -> bool:
+        return self.paperback_prefix and task == PAPERBACK_TASK
+
+
+def _record_one(backend: SimBackend, name: str, entry, recipe: _Recipe):
     """(episode or None, reason, provenance extras) for one training entry."""
     from bspatial.tasks import get_task, sample_instance
 
     if get_task(name).spec.is_navigation:
-        episode, reason = record_navigation_episode(backend, name, entry.seed, split, cameras)
+        episode, reason = record_navigation_episode(backend, name, entry.seed, recipe.split, recipe.cameras)
         return episode, reason, {}
     instance = sample_instance(name, entry.variant, entry.seed)
-    if not (paperback_prefix and name == PAPERBACK_TASK):
-        episode, reason = record_episode(backend, instance, split, cameras=cameras)
-        return episode, reason, {}
+    if recipe.prefixed(name):
+        return _record_prefixed(backend, name, entry, instance, recipe)
+    episode, reason = record_episode(backend, instance, recipe.split, cameras=recipe.cameras)
+    return episode, reason, {}
+
+
+def _record_prefixed(backend: SimBackend, name: str, entry, instance, recipe: _Recipe):
+    """:func:`_record_one` for a paperback-prefixed entry: start on the bisector, drive to the task's start."""
     import dataclasses
 
     augmented = paperback_prefix_spawn(instance)
     if augmented is None:
         logger.warning("demo %s seed %d: bisector meets the start line beyond %.1f m; recorded without prefix",
                        name, entry.seed, PREFIX_MAX_OFFSET_M)
-        episode, reason = record_episode(backend, instance, split, cameras=cameras)
+        episode, reason = record_episode(backend, instance, recipe.split, cameras=recipe.cameras)
         return episode, reason, {"prefix": None}
     spawn, books = augmented
     start = instance.scene.robot
     moved = dataclasses.replace(instance, scene=dataclasses.replace(instance.scene, robot=spawn),
                                 step_budget=instance.step_budget + PREFIX_MAX_STEPS)
-    episode, reason = record_episode(backend, moved, split, prefix_to=start, cameras=cameras)
+    episode, reason = record_episode(backend, moved, recipe.split, prefix_to=start, cameras=recipe.cameras)
     extras = {"prefix": {"books": list(books), "spawn": [spawn.x, spawn.y, spawn.yaw],
                          "original_start": [start.x, start.y, start.yaw]}}
     if episode is not None:
@@ -559,10 +602,9 @@ def _attempt_job(args: tuple):
     """One recording attempt on this process's simulator: (episode or None, reason, provenance extras)."""
     from bspatial.sim.process import process_backend
 
-    name, entry, split, paperback_prefix, cameras = args
+    name, entry, recipe = args
     try:
-        return _record_one(process_backend(camera_size=POLICY_IMAGE_SIZE), name, entry, split, paperback_prefix,
-                           cameras)
+        return _record_one(process_backend(camera_size=POLICY_IMAGE_SIZE), name, entry, recipe)
     except ValueError as error:  # a layout that cannot meet its margins, a spawn that never validates
         return None, f"sampling failed: {error}", {}
 
@@ -626,16 +668,13 @@ class _AttemptPlan:
             yield task, self.used[task] - 1, outcome
 
 
-def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int, split: str,
-                paperback_prefix: bool = False, spa_withheld: bool = False, workers: int | None = None,
-                ray: str | None = None, cameras: Sequence[str] = CAMERAS):
+def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, recipe: _Recipe, workers: int | None = None,
+                ray: str | None = None):
     """Record and write every task's episodes on its training entries (:class:`_AttemptPlan` decides which, on the
     executor of ``workers`` / ``ray``); returns (episode rows, rejections, state / action frames)."""
     from bspatial.common.executors import open_executor
-    from bspatial.construction.splits import spa_training_entry, training_entry
     from bspatial.sim.process import close_process_backends
 
-    entry_of = spa_training_entry if spa_withheld else training_entry
     rows: dict[int, dict] = {}
     rejected: list[dict] = []
     states, actions = [], []
@@ -648,14 +687,13 @@ def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int
 
             def top_up() -> None:
                 for name, attempt in plan.next_jobs(lookahead - executor.pending() - plan.buffered()):
-                    executor.submit((name, attempt), _attempt_job,
-                                    (name, entry_of(name, attempt, seed), split, paperback_prefix, tuple(cameras)))
+                    executor.submit((name, attempt), _attempt_job, (name, recipe.entry(name, attempt), recipe))
 
             top_up()
             for (name, attempt), outcome in executor.completed():
                 plan.receive(name, attempt, outcome)
                 for task, used, (episode, reason, extras) in plan.ready():
-                    entry = entry_of(task, used, seed)
+                    entry = recipe.entry(task, used)
                     key = {"task_name": task, "variant": entry.variant, "scene_seed": entry.seed,
                            "training_index": entry.index}
                     if episode is None:
@@ -664,7 +702,7 @@ def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int
                         continue
                     index = len(rows)
                     _write_episode(dataset, episode, index)
-                    rows[index] = {**key, "split": split, "length": len(episode), **extras,
+                    rows[index] = {**key, "split": recipe.split, "length": len(episode), **extras,
                                    **_recording_row(episode, index)}
                     states.append(np.stack(episode.states))
                     actions.append(np.stack(episode.actions))
@@ -675,7 +713,8 @@ def _record_all(dataset, tasks: Sequence[str], episodes_per_task: int, seed: int
     if not plan.finished():   # the plan always submits the head task's next attempt; reaching here is a bug
         raise RuntimeError(f"demos: attempts ran out before task {plan.tasks[plan.head]!r} was finished")
     if not rows:
-        raise ValueError(f"no demonstration of {list(tasks)} was scored correct (seed {seed}); rejected: {rejected}")
+        raise ValueError(f"no demonstration of {list(tasks)} was scored correct (seed {recipe.seed}); "
+                         f"rejected: {rejected}")
     return rows, rejected, {STATE_KEY: np.concatenate(states), ACTION_KEY: np.concatenate(actions)}
 
 
@@ -719,7 +758,6 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         ValueError: bad arguments, or no episode at all was scored correct.
     """
     from bspatial.catalog.tasks import NAVIGATION_TASKS
-    from bspatial.scoring.trace import SPLITS
     from bspatial.tasks import get_task, task_names
 
     # lerobot encodes the cameras with SVT-AV1, which prints ~20 info lines per video to stderr;
@@ -728,16 +766,11 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
     out = Path(out)
     if episodes_per_task < 1:
         raise ValueError(f"episodes_per_task must be >= 1, got {episodes_per_task!r}")
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    recipe = _Recipe(seed, split, tuple(cameras), paperback_prefix, spa_withheld)
     if suite not in SUITES:
         raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
     default = task_names() if suite == "manipulation" else NAVIGATION_TASKS
     names = [get_task(t).name for t in (default if tasks is None else tasks)]
-    cameras = tuple(cameras)
-    if HEAD_CAMERA not in cameras or any(c not in CAMERAS for c in cameras) or len(set(cameras)) != len(cameras):
-        raise ValueError(f"cameras must be distinct names from {list(CAMERAS)} including {HEAD_CAMERA!r}, got "
-                         f"{list(cameras)!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     if check_ray_address(ray) is not None:
@@ -751,8 +784,7 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         tmp = staging_folder(out)
         try:
             root = tmp / "dataset"
-            counts = _build(root, names, episodes_per_task, seed, split, paperback_prefix, spa_withheld, workers, ray,
-                            cameras)
+            counts = _build(root, names, episodes_per_task, recipe, workers, ray)
             publish_folder(root, out)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -761,21 +793,19 @@ def record_demos(out: str | os.PathLike, tasks: Sequence[str] | None = None, epi
         return out
 
 
-def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, split: str,
-           paperback_prefix: bool = False, spa_withheld: bool = False, workers: int | None = None,
-           ray: str | None = None, cameras: Sequence[str] = CAMERAS) -> dict[str, int]:
+def _build(root: Path, names: list[str], episodes_per_task: int, recipe: _Recipe, workers: int | None = None,
+           ray: str | None = None) -> dict[str, int]:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     from bspatial.sim.mujoco_backend import CONTROL_DT
 
     if round(1.0 / CONTROL_DT) != CONTROL_HZ:
         raise ValueError(f"CONTROL_HZ={CONTROL_HZ} must equal the simulator's control rate {1.0 / CONTROL_DT:g} Hz")
-    dataset = LeRobotDataset.create(REPO_ID, fps=CONTROL_HZ, features=demo_features(cameras), root=root, use_videos=True,
-                                    robot_type="r1pro", streaming_encoding=STREAMING_ENCODING,
+    dataset = LeRobotDataset.create(REPO_ID, fps=CONTROL_HZ, features=demo_features(recipe.cameras), root=root,
+                                    use_videos=True, robot_type="r1pro", streaming_encoding=STREAMING_ENCODING,
                                     encoder_queue_maxsize=ENCODER_QUEUE_FRAMES)
     try:
-        rows, rejected, frames = _record_all(dataset, names, episodes_per_task, seed, split, paperback_prefix,
-                                             spa_withheld, workers, ray, cameras)
+        rows, rejected, frames = _record_all(dataset, names, episodes_per_task, recipe, workers, ray)
     finally:
         dataset.finalize()  # after the last save_episode, as lerobot requires
     _add_episode_columns(root, rows)
@@ -783,9 +813,9 @@ def _build(root: Path, names: list[str], episodes_per_task: int, seed: int, spli
     images = root / "images"  # lerobot's staging folder for frames before encoding; empty once encoded
     if images.is_dir() and not any(p.is_file() for p in images.rglob("*")):
         shutil.rmtree(images)
-    provenance = {"repo_id": REPO_ID, "tasks": names, "episodes_per_task": episodes_per_task, "seed": seed,
-                  "split": split, "fps": CONTROL_HZ, "paperback_prefix": paperback_prefix, "spa_withheld": spa_withheld,
-                  "cameras": list(cameras),
+    provenance = {"repo_id": REPO_ID, "tasks": names, "episodes_per_task": episodes_per_task, "seed": recipe.seed,
+                  "split": recipe.split, "fps": CONTROL_HZ, "paperback_prefix": recipe.paperback_prefix,
+                  "spa_withheld": recipe.spa_withheld, "cameras": list(recipe.cameras),
                   "recording": recording_conventions(),
                   "episodes": [{"episode_index": i, **row} for i, row in rows.items()], "rejected": rejected}
     (root / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2, allow_nan=False))
