@@ -149,6 +149,11 @@ class SplitEntry:
     def __post_init__(self) -> None:
         _check_entry_fields(self)
 
+    @property
+    def key(self) -> str:
+        """The entry's name in a run folder (``<task>-<index>``, unique within one split)."""
+        return f"{self.task}-{self.index:04d}"
+
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
 

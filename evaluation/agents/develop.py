@@ -43,13 +43,13 @@ from bspatial.common.files import (atomic_write_bytes, atomic_write_text, check_
                                    require_folder_path)
 from bspatial.common.locks import run_folder_lock
 from bspatial.common.progress import track
+from bspatial.construction.splits import training_entry
 from bspatial.evaluation.agents import prompts
 from bspatial.evaluation.agents.prompts import Message
 from bspatial.evaluation.agents.records import agent_policy, feedback, png, program_sha, run_agent
 from bspatial.evaluation.agents.sandbox import SandboxLimits
 from bspatial.evaluation.agents.screening import SCREEN_LIMITS, RecordedScene, record_scene, screen
 from bspatial.evaluation.agents.writers import GenerationSettings, ReplyError, Writer, make_writer, parse_reply, writer_label
-from bspatial.evaluation.rollout.plan import EpisodeSpec
 
 logger = logging.getLogger(__name__)
 
@@ -105,14 +105,6 @@ class DevelopSettings:
         return agent_policy(writer_label(self.writer), self.pointer)
 
 
-def training_episode(task: str, index: int, build_seed: int, split: str = "development") -> EpisodeSpec:
-    """Training-manifest entry ``index`` of ``task`` as an episode (``split`` names its role)."""
-    from bspatial.construction.splits import training_entry
-
-    entry = training_entry(task, index, build_seed)
-    return EpisodeSpec(entry.task, entry.variant, entry.seed, split, index)
-
-
 def _read(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
@@ -141,7 +133,7 @@ class _Loop:
     def example(self) -> tuple[RecordedScene, Any]:
         from bspatial.tasks import sample_instance
 
-        spec = training_episode(self.s.task, EXAMPLE_INDEX, self.s.build_seed, "example")
+        spec = training_entry(self.s.task, EXAMPLE_INDEX, self.s.build_seed)
         instance = sample_instance(spec.task, spec.variant, spec.seed)
         path = self.out / EXAMPLE_SCENE
         if not path.exists():
@@ -207,7 +199,7 @@ class _Loop:
                                  "the step was skipped")
         if passed is None:
             notes.append(why)
-        episode = training_episode(self.s.task, DEVELOPMENT_START + step, self.s.build_seed)
+        episode = training_entry(self.s.task, DEVELOPMENT_START + step, self.s.build_seed)
         result: dict[str, Any] = {"step": step, "episode": asdict(episode), "attempts": attempts, "ran": why,
                                   "program": source, "screened": passed is not None, "screening_notes": notes}
         if source is None:
@@ -317,7 +309,7 @@ def _freeze(loop: _Loop, results: list[dict[str, Any]]) -> DevelopSummary:
     final = ran[-1]
     validation = _read(out / "validation.json")
     if validation is None:
-        episode = training_episode(s.task, VALIDATION_INDEX, s.build_seed)
+        episode = training_entry(s.task, VALIDATION_INDEX, s.build_seed)
         record, _, _ = run_agent(loop.backend, episode, final["program"], s.policy, pointer=s.pointer, vlm=s.vlm,
                                  trace_split="development", max_steps=s.max_steps, limits=loop.limits,
                                  require_confinement=loop.require_confinement)

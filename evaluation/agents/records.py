@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,8 +24,10 @@ from bspatial.evaluation.agents.episode import AgentEpisode, run_agent_episode
 from bspatial.evaluation.agents.pointers import make_pointer
 from bspatial.evaluation.agents.sandbox import SandboxLimits
 from bspatial.evaluation.rollout.episodes import _record, finished_record
-from bspatial.evaluation.rollout.plan import EpisodeSpec
 from bspatial.sim.backend import SimBackend
+
+if TYPE_CHECKING:
+    from bspatial.construction.splits import SplitEntry
 
 FEEDBACK_CAMERAS = CAMERAS
 """The final camera views shown to the writer: head and both wrists."""
@@ -48,7 +50,7 @@ def png(rgb: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def run_agent(backend: SimBackend, episode: EpisodeSpec, source: str, policy: str, *, pointer: str,
+def run_agent(backend: SimBackend, episode: SplitEntry, source: str, policy: str, *, pointer: str,
               vlm: str = "chance", trace_split: str, max_steps: int | None = None,
               limits: SandboxLimits = SandboxLimits(), require_confinement: bool = True
               ) -> tuple[dict[str, Any], AgentEpisode | None, dict[str, bytes]]:

@@ -84,7 +84,8 @@ class ObservationReport:
 
 
 def _episode_spec(root: Path, episode_index: int):
-    from bspatial.evaluation.rollout.plan import TRAINING_SPLIT, EpisodeSpec
+    from bspatial.construction.splits import SplitEntry
+    from bspatial.evaluation.rollout.plan import TRAINING_SPLIT
 
     rows = {r["episode_index"]: r for r in json.loads((root / PROVENANCE_FILE).read_text())["episodes"]}
     if episode_index not in rows:
@@ -93,7 +94,7 @@ def _episode_spec(root: Path, episode_index: int):
     if row.get("prefix"):
         raise ValueError(f"episode {episode_index} of {root} starts from the paperback prefix's augmented spawn, not "
                          "its training entry's: no rollout path starts there")
-    return EpisodeSpec(row["task_name"], row["variant"], int(row["scene_seed"]), TRAINING_SPLIT,
+    return SplitEntry(row["task_name"], row["variant"], int(row["scene_seed"]), TRAINING_SPLIT,
                        int(row["training_index"]))
 
 

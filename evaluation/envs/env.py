@@ -93,7 +93,7 @@ def default_split(task: str) -> str:
 
 
 def plan_env_episodes(task: str, split: str, n_episodes: int | None = None) -> list:
-    """The episodes (:class:`~bspatial.evaluation.rollout.plan.EpisodeSpec`) the env of ``task`` serves on ``split``.
+    """The episodes (:class:`~bspatial.construction.splits.SplitEntry`) the env of ``task`` serves on ``split``.
 
     Raises:
         ValueError: unknown task or split, or a task with no episodes in the split (naming the known ones).
@@ -143,7 +143,7 @@ class BSpatialEnv(gym.Env):
     Attributes:
         task_name: the canonical task name.
         task, task_description: the current episode's instruction ("" before the first reset).
-        episodes: the served manifest entries (:class:`~bspatial.evaluation.rollout.plan.EpisodeSpec`).
+        episodes: the served manifest entries (:class:`~bspatial.construction.splits.SplitEntry`).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": CONTROL_HZ}
@@ -186,7 +186,7 @@ class BSpatialEnv(gym.Env):
         self.task = self.task_description = ""
         self._backend = None
         self._run = None               # the episode's bspatial.tasks.episode.EpisodeRun
-        self._episode = None           # its EpisodeSpec
+        self._episode = None           # its SplitEntry
         self._spawn: dict[str, Any] | None = None
         self._index: int | None = None
         self._obs: dict[str, Any] | None = None
@@ -206,7 +206,7 @@ class BSpatialEnv(gym.Env):
 
     @property
     def episode(self):
-        """The current manifest entry (:class:`~bspatial.evaluation.rollout.plan.EpisodeSpec`)."""
+        """The current manifest entry (:class:`~bspatial.construction.splits.SplitEntry`)."""
         return self._episode
 
     @property

@@ -22,12 +22,15 @@ import json
 import logging
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bspatial.common.files import atomic_write_text
-from bspatial.evaluation.rollout.plan import EpisodeSpec, RunSettings
+from bspatial.evaluation.rollout.plan import RunSettings
 from bspatial.evaluation.rollout.policies import make_policy, policy_protocol
 from bspatial.sim.backend import SimBackend
+
+if TYPE_CHECKING:
+    from bspatial.construction.splits import SplitEntry
 
 logger = logging.getLogger(__name__)
 
@@ -52,12 +55,16 @@ def _context_summary(policy) -> int | None:
     return int(context.shape[1]) if context is not None else None
 
 
-def result_path(out: Path, episode: EpisodeSpec) -> Path:
+def result_path(out: Path, episode: SplitEntry) -> Path:
     return Path(out) / EPISODES_DIR / f"{episode.key}.json"
 
 
-def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
-    base = {**asdict(episode), "policy": policy_spec, "protocol": None, "condition": "spatial", "instruction": None,
+RECORD_EPISODE_FIELDS: tuple[str, ...] = ("task", "variant", "seed", "split", "index", "training_variant")
+"""The manifest entry's fields a result record starts with (its ``training_index`` stays in the manifest)."""
+
+
+def _record(episode: SplitEntry, policy_spec: str, **fields) -> dict[str, Any]:
+    base = {**{name: getattr(episode, name) for name in RECORD_EPISODE_FIELDS}, "policy": policy_spec, "protocol": None, "condition": "spatial", "instruction": None,
             "status": "error",
             "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": [],
             "steps": 0,
@@ -65,7 +72,7 @@ def _record(episode: EpisodeSpec, policy_spec: str, **fields) -> dict[str, Any]:
     return {**base, **fields}
 
 
-def load_instance(backend: SimBackend, episode: EpisodeSpec, condition: str = "spatial"):
+def load_instance(backend: SimBackend, episode: SplitEntry, condition: str = "spatial"):
     """Sample ``episode``'s instance under ``condition`` and load its scene; returns (instance, spawn record).
 
     Navigation spawns are redrawn until one passes the simulator's spawn validation (Appendix 13.4);
@@ -102,7 +109,7 @@ def _scored(result, condition: str) -> dict[str, Any]:
             "failure_mode": mode, "secondary_modes": list(secondary_annotations(result.trace, mode))}
 
 
-def finished_record(episode: EpisodeSpec, policy_spec: str, result, *, protocol: str, condition: str = "spatial",
+def finished_record(episode: SplitEntry, policy_spec: str, result, *, protocol: str, condition: str = "spatial",
                     instruction: str | None = None, spawn: dict[str, Any] | None = None, policy=None) -> dict[str, Any]:
     """The result record (module docstring) of a finished :class:`~bspatial.tasks.episode.EpisodeResult`.
 
@@ -116,7 +123,7 @@ def finished_record(episode: EpisodeSpec, policy_spec: str, result, *, protocol:
                    context_frames=_context_summary(policy))
 
 
-def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Path | None,
+def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Path | None,
             settings: RunSettings = RunSettings()) -> dict[str, Any]:
     """Run and record one episode; any exception becomes a status "error" record (the run goes on).
 
@@ -158,7 +165,7 @@ def run_one(backend: SimBackend, episode: EpisodeSpec, policy_spec: str, out: Pa
     return record
 
 
-def write_record(out: Path, episode: EpisodeSpec, record: dict[str, Any]) -> Path:
+def write_record(out: Path, episode: SplitEntry, record: dict[str, Any]) -> Path:
     """Write ``episode``'s result record to its file under ``out`` (atomically: a kill leaves no half file)."""
     path = result_path(out, episode)
     atomic_write_text(path, json.dumps(record))

@@ -8,7 +8,12 @@ any simulator starts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+from bspatial.common.registry import unknown_name
+
+if TYPE_CHECKING:
+    from bspatial.construction.splits import SplitEntry
 
 
 ROLLOUT_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe", "navigation", "spa_id", "spa_ood", "training")
@@ -20,23 +25,6 @@ TRAINING_SPLIT = "training"
 SPLIT_BUILD_SEED = 0
 """Build seed of the split manifests (:data:`bspatial.construction.splits.DEFAULT_BUILD_SEED`, what
 ``bspatial build`` writes); recorded in the run manifest so a resumed run plans the same episodes."""
-
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    """One planned episode."""
-
-    task: str
-    variant: str
-    seed: int
-    split: str
-    index: int
-    training_variant: str = ""
-    """The manifest's training variant of this scene (prompt probe) or the one this variant reverses (held-out)."""
-
-    @property
-    def key(self) -> str:
-        return f"{self.task}-{self.index:04d}"
 
 
 @dataclass(frozen=True)
@@ -96,7 +84,7 @@ def episode_noise_seed(run_seed: int, scene_seed: int | None) -> int:
 
 def _check_split(split: str) -> str:
     if split not in ROLLOUT_SPLITS:
-        raise ValueError(f"unknown split {split!r}; known splits: {', '.join(ROLLOUT_SPLITS)}")
+        raise unknown_name("split", split, ROLLOUT_SPLITS)
     return split
 
 
@@ -140,7 +128,7 @@ def resolve_tasks(split: str, tasks: Sequence[str] | None) -> list[str]:
         except ValueError:
             canonical = None
         if canonical not in registry:
-            raise ValueError(f"unknown task {name!r}; known tasks for split {split!r}: {', '.join(known)}")
+            raise unknown_name("task", name, known, scope=f" for split {split!r}")
         if canonical not in known:
             raise ValueError(f"task {name!r} has no {split} episodes (Table S2); known tasks: {', '.join(known)}")
         if canonical not in names:
@@ -149,8 +137,11 @@ def resolve_tasks(split: str, tasks: Sequence[str] | None) -> list[str]:
 
 
 def plan_episodes(split: str, tasks: Sequence[str] | None = None, n_episodes: int | None = None,
-                  build_seed: int = SPLIT_BUILD_SEED) -> list[EpisodeSpec]:
+                  build_seed: int = SPLIT_BUILD_SEED) -> list[SplitEntry]:
     """The episodes of ``split`` for ``tasks``: the split manifest's entries, the first ``n_episodes`` per task.
+
+    An episode is its manifest entry (:class:`~bspatial.construction.splits.SplitEntry`): one type from the
+    manifest to the result file, so nothing can be dropped or renamed on the way.
 
     Example:
         >>> [(e.task, e.variant, e.index) for e in plan_episodes("held_out", ["reach_plate"], 2)]
@@ -162,4 +153,4 @@ def plan_episodes(split: str, tasks: Sequence[str] | None = None, n_episodes: in
         raise ValueError(f"n_episodes must be an int >= 1, got {n_episodes!r}")
     names = resolve_tasks(split, tasks)
     entries = split_episodes(split, names, seed=build_seed, limit=n_episodes) if names else []
-    return [EpisodeSpec(e.task, e.variant, e.seed, e.split, e.index, e.training_variant) for e in entries]
+    return entries

@@ -32,16 +32,19 @@ import json
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 
 from bspatial.common.executors import check_ray_address, import_ray, open_executor
 from bspatial.common.files import check_run_settings, remove_stale_temp_files, require_folder_path
 from bspatial.common.locks import run_folder_lock
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one, write_record
-from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, EpisodeSpec, RunSettings, plan_episodes, resolve_tasks
+from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, RunSettings, plan_episodes, resolve_tasks
 from bspatial.evaluation.rollout.policies import REFERENCE_BEHAVIOURS, check_policy_spec, resolve_ir
 from bspatial.sim.process import close_process_backends, process_backend
+
+if TYPE_CHECKING:
+    from bspatial.construction.splits import SplitEntry
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +159,7 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo), len(crashed), skipped_tasks, first_error)
 
 
-def _run_todo(todo: list[EpisodeSpec], policy_spec: str, out: Path, settings: RunSettings, workers: int | None,
+def _run_todo(todo: list[SplitEntry], policy_spec: str, out: Path, settings: RunSettings, workers: int | None,
               ray: str | None, progress: bool) -> dict[str, str]:
     """Run the episodes (the executor of ``workers`` / ``ray``), writing each result file as it arrives;
     returns episode key -> status."""

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from bspatial.evaluation.agents.develop import DEVELOPMENT_START, VALIDATION_INDEX, develop, training_episode
+from bspatial.construction.splits import training_entry
+from bspatial.evaluation.agents.develop import DEVELOPMENT_START, VALIDATION_INDEX, develop
 from bspatial.evaluation.agents.evaluate import evaluate_frozen
 from bspatial.evaluation.agents.writers import reference_program
 from bspatial.evaluation.rollout.episodes import load_results
@@ -31,7 +32,7 @@ def _steps(out):
 def test_development_episodes_are_training_entries_disjoint_from_held_out():
     from bspatial.construction.splits import seed_split
 
-    roles = [training_episode("reach_dice", i, 0) for i in range(DEVELOPMENT_START + 10)]
+    roles = [training_entry("reach_dice", i, 0) for i in range(DEVELOPMENT_START + 10)]
     held_out = {e.seed for e in plan_episodes("held_out", ["reach_dice"])}
     assert len({e.seed for e in roles}) == len(roles) and not held_out & {e.seed for e in roles}
     assert {seed_split(e.seed) for e in roles} == {"training"}
@@ -46,7 +47,7 @@ def test_a_rejected_attempt_is_rewritten_and_the_passing_version_freezes(tmp_pat
     assert step0["attempts"][0]["reason"].startswith("error: ZeroDivisionError")
     assert step0["program"] == good and step0["record"]["outcome"] == "correct"
     assert step0["record"]["trace"]["split"] == "development"
-    assert step0["episode"]["seed"] == training_episode("reach_dice", DEVELOPMENT_START, 0).seed
+    assert step0["episode"]["seed"] == training_entry("reach_dice", DEVELOPMENT_START, 0).seed
     assert [a["passed"] for a in step1["attempts"]] == [True]
     # three requests: step 0 twice (the retry names the rejection), step 1 once with step 0's feedback
     assert len(server.bodies) == 3
@@ -70,7 +71,7 @@ def test_a_rejected_attempt_is_rewritten_and_the_passing_version_freezes(tmp_pat
     assert summary.validation_outcome == "correct" and frozen["step"] == 1
     assert (tmp_path / "frozen_program.py").read_text() == good
     validation = json.loads((tmp_path / "validation.json").read_text())
-    assert validation["episode"]["seed"] == training_episode("reach_dice", VALIDATION_INDEX, 0).seed
+    assert validation["episode"]["seed"] == training_entry("reach_dice", VALIDATION_INDEX, 0).seed
 
 
 def test_a_failed_validation_freezes_the_latest_strict_success(tmp_path):
