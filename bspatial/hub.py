@@ -30,6 +30,7 @@ from pathlib import Path
 from bspatial.common.files import publish_folder, remove_stale_staging, staging_folder
 from bspatial.common.locks import run_folder_lock
 from bspatial.common.paths import data_root
+from bspatial.common.registry import unknown_name
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ def metric_script(name: str) -> Path:
         'bspatial_ir.py'
     """
     if name not in METRIC_NAMES:
-        raise ValueError(f"unknown metric {name!r}; known metrics: {list(METRIC_NAMES)}")
+        raise unknown_name("metric", name, METRIC_NAMES)
     script = data_root() / "metrics" / name / f"{name}.py"
     if not script.is_file():
         raise FileNotFoundError(f"metric script missing: {script}")

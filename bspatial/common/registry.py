@@ -24,12 +24,14 @@ from typing import Callable, Iterable, Mapping, TypeVar
 T = TypeVar("T")
 
 
-def unknown_name(kind: str, name: object, known: Iterable[str], *, listing: str | None = None) -> ValueError:
-    """The error for a name no entry has: the closest known name as a hint, then every known one (or ``listing``)."""
+def unknown_name(kind: str, name: object, known: Iterable[str], *, listing: str | None = None,
+                 scope: str = "") -> ValueError:
+    """The error for a name no entry has: the closest known name as a hint, then every known one (or ``listing``);
+    ``scope`` says where the known ones are known (" for split 'navigation'")."""
     known = list(known)
     close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return ValueError(f"unknown {kind} {name!r}{hint}; known {kind}s: {listing or ', '.join(known)}")
+    return ValueError(f"unknown {kind} {name!r}{hint}; known {kind}s{scope}: {listing or ', '.join(known)}")
 
 
 def lookup(table: Mapping[str, T], name: str, kind: str) -> T:

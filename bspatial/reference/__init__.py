@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 from importlib import resources
 
+from bspatial.common.registry import unknown_name
+
 TABLE_NAMES = (
     "table1_vlm_vqa",
     "table2_task_vqa_ir",
@@ -33,7 +35,7 @@ def load_table(name: str) -> list[dict[str, str]]:
         ('reach_food_item', '32', '53.1')
     """
     if name not in TABLE_NAMES:
-        raise ValueError(f"unknown paper table {name!r}; known tables: {list(TABLE_NAMES)}")
+        raise unknown_name("paper table", name, TABLE_NAMES)
     text = resources.files(__package__).joinpath("tables", f"{name}.csv").read_text(encoding="utf-8")
     return list(csv.DictReader(text.splitlines()))
 

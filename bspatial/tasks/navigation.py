@@ -41,6 +41,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from bspatial.common.registry import unknown_name
 from bspatial.sim.backend import SimBackend
 from bspatial.catalog.tasks import TASKS, TaskSpec
 from bspatial.world.floorplans import FloorPlan, connected_to, get_floorplan
@@ -261,7 +262,7 @@ class NavigationTask(Task):
 def build_navigation_task(name: str) -> NavigationTask:
     """The navigation task ``name`` (canonical Table S2 name)."""
     if name not in NAV_TASKS:
-        raise ValueError(f"unknown navigation task {name!r}; known navigation tasks: {', '.join(NAV_TASKS)}")
+        raise unknown_name("navigation task", name, NAV_TASKS)
     return NavigationTask(spec=TASKS[name], generator=_generate, step_budget=step_budget(name))
 
 

@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from bspatial.common.registry import unknown_name
 from bspatial.catalog.tasks import MANIPULATION_TASKS, NAVIGATION_TASKS, TASKS, canonical_task_name
 from bspatial.tasks.base import Generator, Task, TaskInstance
 from bspatial.tasks.budgets import step_budget
@@ -86,11 +87,10 @@ def get_task(name: str) -> Task:
     Raises:
         ValueError: unknown name (the message lists the known ones, manipulation then navigation).
     """
-    known = ', '.join((*REGISTRY, *NAVIGATION_REGISTRY))
     try:
         canonical = canonical_task_name(name)
     except ValueError:
-        raise ValueError(f"unknown task {name!r}; known tasks: {known}") from None
+        raise unknown_name("task", name, (*REGISTRY, *NAVIGATION_REGISTRY)) from None
     if canonical in NAVIGATION_REGISTRY:
         return NAVIGATION_REGISTRY[canonical]()
     if canonical not in REGISTRY:

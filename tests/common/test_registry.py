@@ -5,7 +5,12 @@ import pytest
 from bspatial.catalog.tasks import canonical_task_name
 from bspatial.common.registry import by_name, lookup
 from bspatial.construction.publishing.presets import get_preset as build_preset
+from bspatial.evaluation.rollout.plan import resolve_tasks
+from bspatial.hub import metric_script
 from bspatial.modeling.training_config import get_preset as training_preset
+from bspatial.reference import load_table
+from bspatial.tasks.navigation import build_navigation_task
+from bspatial.tasks.registry import get_task
 from bspatial.world.floorplans import get_floorplan
 
 
@@ -14,6 +19,13 @@ from bspatial.world.floorplans import get_floorplan
     (build_preset, "papr", "unknown preset 'papr' (did you mean 'paper'?)"),
     (canonical_task_name, "reach_plates", "unknown task 'reach_plates' (did you mean 'reach_plate'?)"),
     (get_floorplan, "restaurant_dinner", "unknown floor plan 'restaurant_dinner' (did you mean 'restaurant_diner'?)"),
+    (get_task, "move_to_fridg", "unknown task 'move_to_fridg' (did you mean 'move_to_fridge'?)"),
+    (build_navigation_task, "move_to_ovn", "unknown navigation task 'move_to_ovn' (did you mean 'move_to_oven'?)"),
+    (load_table, "table1_vqa", "unknown paper table 'table1_vqa' (did you mean"),
+    (metric_script, "bspatial_irr", "unknown metric 'bspatial_irr' (did you mean 'bspatial_ir'?)"),
+    (lambda split: resolve_tasks(split, None), "held-out", "unknown split 'held-out' (did you mean 'held_out'?)"),
+    (lambda task: resolve_tasks("navigation", [task]), "move_to_garag",
+     "unknown task 'move_to_garag' (did you mean 'move_to_garage'?); known tasks for split 'navigation': "),
 ])
 def test_a_typo_names_the_closest_entry(lookup_name, typo, hint):
     with pytest.raises(ValueError) as error:

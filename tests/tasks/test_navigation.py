@@ -54,7 +54,8 @@ def test_tasks_are_registered_with_table_s2_wording_and_s11_scenes():
 
 
 def test_unknown_names_raise_listing_the_known_ones():
-    with pytest.raises(ValueError, match="unknown task 'move_to_moon'; known tasks: reach_food_item, .*move_to_garage"):
+    with pytest.raises(ValueError, match=r"unknown task 'move_to_moon' \(did you mean 'move_to_oven'\?\); "
+                                         r"known tasks: reach_food_item, .*move_to_garage"):
         get_task("move_to_moon")
     with pytest.raises(ValueError, match="unknown navigation task 'reach_plate'; known navigation tasks: move_to_garage"):
         nav.build_navigation_task("reach_plate")

@@ -1,6 +1,7 @@
 """Rollout runner: planning / refusal, scripted and random rollouts, resume, crash records, workers."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -39,7 +40,8 @@ def test_plan_follows_the_split_manifests():
     (dict(policy_spec="scripted", ir="predicted", ir_model="chance"), "has no IR image slot"),
     (dict(ir="predicted"), "ir='predicted' needs ir_model"),
     (dict(ir="sideways"), "ir must be one of oracle, predicted, none, got 'sideways'"),
-    (dict(tasks=["reach_moon"]), "unknown task 'reach_moon'; known tasks for split 'held_out': reach_food_item"),
+    (dict(tasks=["reach_moon"]), "unknown task 'reach_moon' (did you mean 'reach_tool'?); known tasks for split "
+                                  "'held_out': reach_food_item"),
     (dict(tasks=["place_saucer"]), "has no held_out episodes"),
     (dict(policy_spec="nonexistent/ckpt"), "policy 'nonexistent/ckpt' is not a behavior-spatial checkpoint"),
 ])
@@ -50,7 +52,7 @@ def test_bad_input_refused_before_any_simulator(tmp_path, monkeypatch, kwargs, m
     ir = {k: kwargs.pop(k) for k in ("ir", "ir_model") if k in kwargs}
     args = dict(policy_spec="scripted", split="held_out", tasks=["reach_plate"], out=tmp_path / "run")
     args.update(kwargs)
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         # An unknown or incomplete IR source is refused where the settings are made, before run_rollouts.
         settings = RunSettings(ir=IRSettings(ir["ir"], ir.get("ir_model"))) if ir else RunSettings()
         run_rollouts(**args, settings=settings)
