@@ -79,7 +79,12 @@ def test_action_contract(action):
     )
     assert (r["strict"], r["soft"], r["wrong"], r["n"]) == (40.0, 60.0, 20.0, 5)
     assert r["reach_dice/strict"] == 25.0 and r["move_to_bar/strict"] == 100.0
-    assert r["strict_ci_low"] < 40.0 < r["strict_ci_high"]
+    # Wilson 95% of 2 of 5 by hand (z = 1.959964): centre (2/5 + z²/10) / (1 + z²/5) = 0.4434482,
+    # half-width z·sqrt(6/125 + z²/100) / (1 + z²/5) = 0.3258275: [11.762, 76.928].
+    assert (r["strict_ci_low"], r["strict_ci_high"]) == (pytest.approx(11.762077, abs=1e-5),
+                                                         pytest.approx(76.927572, abs=1e-5))
+    # 1 of 1 navigation success: [1 / (1 + z²), 1] = [20.655, 100].
+    assert r["move_to_bar/strict_ci_low"] == pytest.approx(20.654931, abs=1e-5) and r["move_to_bar/strict_ci_high"] == 100.0
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,17 @@ def test_sample_time_is_reproducible_with_a_generator():
 
 def test_sample_time_general_beta_refuses_generator():
     assert fm.sample_time(3, alpha=2.0, beta=2.0).shape == (3,)
-    with pytest.raises(ValueError, match="generator"):
+    # The general path draws Beta(2, 2) (mean 1/2, CDF 3x² - 2x³: 5/32 at x = 1/4, 1/2 at x = 1/2) on the
+    # global RNG, then scales it like the default: t = 0.999 x + 0.001, mean 0.5005.
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        t = fm.sample_time(200_000, alpha=2.0, beta=2.0, dtype=torch.float64)
+    assert t.min() >= 0.001 and t.max() <= 1.0
+    assert t.mean().item() == pytest.approx(0.5005, abs=3e-3)
+    x = (t - 0.001) / 0.999
+    assert (x <= 0.25).double().mean().item() == pytest.approx(5 / 32, abs=3e-3)
+    assert (x <= 0.5).double().mean().item() == pytest.approx(0.5, abs=3e-3)
+    with pytest.raises(ValueError, match=r"a generator needs alpha == 1 or beta == 1, got alpha=2.0, beta=2.0"):
         fm.sample_time(3, alpha=2.0, beta=2.0, generator=torch.Generator())
 
 
@@ -66,5 +76,14 @@ def test_masked_mse_ignores_padded_steps():
 def test_time_embedding_shape_and_odd_width():
     emb = fm.time_embedding(torch.tensor([0.0, 0.5, 1.0]), 16)
     assert emb.shape == (3, 16) and torch.isfinite(emb).all()
+    # openpi posemb_sincos: [sin(2 pi t / p_i), cos(2 pi t / p_i)], periods geometric from 4e-3 to 4.0. With
+    # width 6 the periods are 0.004, sqrt(0.004 · 4) = 0.126491 and 4.0; by hand, t = 0.5 gives angles 250 pi,
+    # 24.836471 rad and pi/4; t = 1 gives 500 pi, 49.672941 rad and pi/2 (t = 0: sines 0, cosines 1).
+    expected = torch.tensor([
+        [0.0, 0.0, 0.0, 1.0, 1.0, 1.0],
+        [0.0, -0.2919553, 0.7071068, 1.0, 0.9564320, 0.7071068],
+        [0.0, -0.5584708, 1.0, 1.0, 0.8295242, 0.0],
+    ])
+    torch.testing.assert_close(fm.time_embedding(torch.tensor([0.0, 0.5, 1.0]), 6), expected, atol=1e-6, rtol=0)
     with pytest.raises(ValueError, match="15"):
         fm.time_embedding(torch.zeros(1), 15)

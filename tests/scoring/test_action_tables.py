@@ -138,8 +138,16 @@ def test_flat_dict_keys():
     flat = rates.to_flat_dict()
     assert flat["n"] == 4
     assert flat["strict"] == 25.0 and flat["soft"] == 50.0 and flat["wrong"] == 25.0
-    for key in ("strict_ci_low", "strict_ci_high", "soft_ci_low", "soft_ci_high", "wrong_ci_low", "wrong_ci_high"):
-        assert 0.0 <= flat[key] <= 100.0
+    # Wilson 95% by hand (z = 1.959964): 1 of 4 (strict, wrong) has centre (1/4 + z²/8) / (1 + z²/4) = 0.3724727 and
+    # half-width z·sqrt(3/64 + z²/64) / (1 + z²/4) = 0.3268854; 2 of 4 (soft) has centre 1/2 and half-width
+    # z·sqrt(1/16 + z²/64) / (1 + z²/4) = 0.3499610 (printed "25.0 [4.6, 69.9]" and "50.0 [15.0, 85.0]").
+    expected_ci = {"strict": (4.558726, 69.935816), "wrong": (4.558726, 69.935816), "soft": (15.003899, 84.996101)}
+    for rate, (low, high) in expected_ci.items():
+        assert (flat[f"{rate}_ci_low"], flat[f"{rate}_ci_high"]) == (pytest.approx(low, abs=1e-5),
+                                                                     pytest.approx(high, abs=1e-5)), rate
+    # Per task: 0 of 2 strict on the cabinet gives [0, z² / (2 + z²)] = [0, 65.76198].
+    assert flat["place_bowl_in_cabinet/strict_ci_low"] == 0.0
+    assert flat["place_bowl_in_cabinet/strict_ci_high"] == pytest.approx(65.761977, abs=1e-5)
     assert flat["reach_tool/n"] == 2 and flat["reach_tool/strict"] == 50.0
     assert flat["place_bowl_in_cabinet/soft"] == 50.0  # aliases are reported under canonical names
     assert flat["place_bowl_in_cabinet/soft_count"] == 1

@@ -122,7 +122,11 @@ def test_one_cluster_or_a_one_cluster_stratum_has_no_interval():
 
 def test_interval_is_clipped_to_the_score_range():
     result = clustered_interval([1, 1, 1, 1, 1, 0], ["a", "a", "b", "b", "c", "c"])
-    assert result.estimate + Z95 * result.se > 1.0 and result.high == 1.0 and 0.0 <= result.low < result.estimate
+    # By hand: mean 5/6; residual sums a: 2/6, b: 2/6, c: 1/6 - 5/6 = -4/6, so Σ² = (4 + 4 + 16) / 36 = 2/3 and
+    # V = 3/2 · (2/3) / 36 = 1/36, SE = 1/6. The high end 5/6 + z/6 = 1.16 is clipped to 1; the low end is not.
+    assert result.se == pytest.approx(1 / 6, rel=1e-12)
+    assert result.estimate + Z95 * result.se > 1.0 and result.high == 1.0
+    assert result.low == pytest.approx(5 / 6 - Z95 / 6, abs=1e-12)   # 0.50667
 
 
 def test_paired_difference_matches_the_sandwich_of_the_differences():

@@ -130,10 +130,15 @@ def test_newcombe_interval_matches_published_example():
 def test_contrast_rates_and_degenerate_tables():
     contrast = matched_pair_contrast(*_pairs(10, 0, 0, 10))
     assert contrast.difference == 0.0 and contrast.p_value == 1.0
-    assert contrast.ci_low < 0.0 < contrast.ci_high  # no discordant pairs still gives a real interval
+    # No discordant pairs still gives a real interval. By hand: both rates are Wilson(10, 20) = 0.5 -+ d with
+    # d = z·sqrt(1/80 + z²/1600) / (1 + z²/20) = 0.2007020; Newcombe's corrected phi = (10·10 - 0·0 - 20/2) /
+    # sqrt(10·10·10·10) = 0.9, so delta = epsilon = d·sqrt(2 - 2·0.9) = 0.0897567: -+8.976 points.
+    assert (contrast.ci_low, contrast.ci_high) == (pytest.approx(-8.975666, abs=1e-5), pytest.approx(8.975666, abs=1e-5))
     all_a = matched_pair_contrast([True] * 20, [False] * 20)
     assert (all_a.rate_a, all_a.rate_b, all_a.difference) == (100.0, 0.0, 100.0)
-    assert -100.0 <= all_a.ci_low <= all_a.ci_high == 100.0
+    # Margins of zero: phi = 0. Wilson(20, 20) = [20 / (20 + z²), 1] = [0.8388748, 1] and Wilson(0, 20) =
+    # [0, z² / (20 + z²)] = [0, 0.1611252]: delta = sqrt(2)·0.1611252 = 0.2278654, epsilon = 0.
+    assert all_a.ci_low == pytest.approx(77.213462, abs=1e-5) and all_a.ci_high == 100.0
     assert all_a.p_value == pytest.approx(2 / 2**20)
     # numpy-free 0/1 input is accepted like booleans
     assert matched_pair_contrast([1, 0], [0, 0]).a_only == 1

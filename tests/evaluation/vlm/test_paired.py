@@ -57,7 +57,12 @@ def test_mcnemar_and_discordant_counts_match_scipy(tmp_path):
     assert row["mcnemar_p"] == pytest.approx(binomtest(2, 11, 0.5).pvalue, rel=1e-12)
     assert row["mcnemar_p"] == pytest.approx(0.06543, abs=1e-5)  # 2 · (1 + 11 + 55) / 2**11
     assert row["accuracy_a"] == pytest.approx(100 * 19 / 30) and row["difference"] == pytest.approx(100 * 7 / 30)
-    assert row["newcombe_low"] < row["difference"] < row["newcombe_high"]
+    # Newcombe's paired interval by hand (z = 1.959964): Wilson(19, 30) = [0.45514, 0.78126] and Wilson(12, 30) =
+    # [0.24591, 0.57680]; phi = (10·9 - 9·2 - 30/2) / sqrt(19·11·12·18) = 57 / 212.471 = 0.26827;
+    # delta = sqrt(0.17820² + 0.17680² - 2·phi·0.17820·0.17680) = 0.21473, epsilon = sqrt(0.15409² +
+    # 0.14793² - 2·phi·0.15409·0.14793) = 0.18275: 23.333 - 21.473 = 1.861 to 23.333 + 18.275 = 41.608.
+    assert row["newcombe_low"] == pytest.approx(1.860620, abs=1e-5)
+    assert row["newcombe_high"] == pytest.approx(41.608198, abs=1e-5)
 
 
 def test_clustered_difference_interval_by_hand(tmp_path):

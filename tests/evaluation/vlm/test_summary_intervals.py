@@ -84,4 +84,6 @@ def test_a_cell_of_one_cluster_has_no_interval():
     rows = [_vqa(f"gs-cook_oysters-l0-v0-{k:02d}", k == 0) for k in range(3)]
     cell = summarize_vqa(rows)["cells"]["single_frame/all"]
     assert cell["clusters"] == 1 and cell["ci_clustered"] is None and cell["se_clustered"] is None
-    assert cell["ci_independent"] is not None
+    # The independent-items interval still exists: mean 1/3, s² = 3/2 · 2/9 = 1/3, V = s²/3 = 1/9, SE = 1/3.
+    assert cell["se_independent"] == pytest.approx(100 / 3)
+    assert cell["ci_independent"] == pytest.approx(_interval(1 / 3, 1 / 3))   # [0, 98.67]: the low end clipped
