@@ -23,7 +23,7 @@ $(STAMP): setup.cfg setup.py pyproject.toml plugins/lerobot_env_bspatial/pyproje
 	@# The machine-wide pip config names local index folders that may be absent; pip then warns once
 	@# per package. Those lines are noise, every other line passes through.
 	set -o pipefail; $(VPY) -m pip install -q --upgrade pip 2>&1 | { grep -v 'neither a file nor a directory' || true; }
-	set -o pipefail; $(VPY) -m pip install -q -e '.[dev,ray]' 2>&1 | { grep -v 'neither a file nor a directory' || true; }
+	set -o pipefail; $(VPY) -m pip install -q -e '.[dev,ray,vla-eval]' 2>&1 | { grep -v 'neither a file nor a directory' || true; }
 	set -o pipefail; $(VPY) -m pip install -q -e plugins/lerobot_env_bspatial 2>&1 | { grep -v 'neither a file nor a directory' || true; }
 	@# openpi-client (the openpi protocol tests' real client) pins numpy<2 but runs on lerobot's numpy 2: --no-deps; its imports come with .[dev]
 	set -o pipefail; $(VPY) -m pip install -q --no-deps openpi-client==0.1.2 2>&1 | { grep -v 'neither a file nor a directory' || true; }

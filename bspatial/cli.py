@@ -72,6 +72,7 @@ def _register_subsystem_commands() -> None:
     from bspatial.evaluation.agents.cli import agents_app
     from bspatial.evaluation.analysis.cli import correlate, report
     from bspatial.evaluation.analysis.model_card import model_card_command
+    from bspatial.evaluation.envs.cli import vla_eval_config_command
     from bspatial.evaluation.vlm.cli import EvalVlmCommand, eval_vlm, human
 
     from bspatial.construction.demonstrations.cli import demos_command, sim_calibrate_budgets
@@ -90,6 +91,7 @@ def _register_subsystem_commands() -> None:
     app.command("human")(human)
     app.command("report")(report)
     app.command("model-card")(model_card_command)
+    app.command("vla-eval-config")(vla_eval_config_command)
     analyze_app.command("correlate")(correlate)
     app.add_typer(agents_app, name="agents")
     sim_app.command("tasks")(sim_tasks)

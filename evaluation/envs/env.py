@@ -139,6 +139,7 @@ class BSpatialEnv(gym.Env):
         protocol: the records' ``protocol`` (how the actions were chosen; the env cannot see it): ``"caller"`` by
             default, ``"select_action"`` under ``lerobot-eval`` (:class:`~bspatial.evaluation.envs.lerobot_env.
             BSpatialEnvConfig` says so: lerobot-eval runs the policy's ``select_action``).
+        policy: the records' ``policy``, what the tables call the model choosing the actions (``"gymnasium"``).
 
     Attributes:
         task_name: the canonical task name.
@@ -151,7 +152,7 @@ class BSpatialEnv(gym.Env):
     def __init__(self, task: str, split: str | None = None, *, n_episodes: int | None = None,
                  max_steps: int | None = None, cameras: Sequence[str] = CAMERAS, image_size: int = POLICY_IMAGE_SIZE,
                  render_mode: str | None = "rgb_array", record_dir: str | os.PathLike | None = None,
-                 protocol: str = ENV_PROTOCOL) -> None:
+                 protocol: str = ENV_PROTOCOL, policy: str = ENV_POLICY) -> None:
         from bspatial.catalog.tasks import canonical_task_name
         from bspatial.tasks.budgets import step_budget
 
@@ -172,7 +173,7 @@ class BSpatialEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.cameras, self.image_size, self.max_steps, self.render_mode = cameras, image_size, max_steps, render_mode
-        self.protocol = str(protocol)
+        self.protocol, self.policy = str(protocol), str(policy)
         self.record_dir = None
         if record_dir is not None:
             from bspatial.common.files import require_folder_path
@@ -250,7 +251,7 @@ class BSpatialEnv(gym.Env):
         if status is not None:
             from bspatial.evaluation.rollout.episodes import finished_record
 
-            self._record = finished_record(self._episode, ENV_POLICY, self._run.result(), protocol=self.protocol,
+            self._record = finished_record(self._episode, self.policy, self._run.result(), protocol=self.protocol,
                                            instruction=self.task, spawn=self._spawn)
             if self.record_dir is not None:
                 self._write_record()

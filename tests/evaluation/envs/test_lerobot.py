@@ -1,7 +1,7 @@
 """LeRobot both ways: ``lerobot-eval --env.type=bspatial`` (the plugin) and ``bspatial rollout --policy lerobot:...``.
 
 One ACT trained by the real ``lerobot-train`` on demos recorded here by ``bspatial demos`` serves both harnesses
-(module fixture). Its 2 training steps teach it little, so its rates are near 0; the harnesses are shown to agree
+(session fixture in conftest.py). Its 2 training steps teach it little, so its rates are near 0; the harnesses are shown to agree
 by more than a rate: episode for episode, the traces lerobot-eval's episodes leave are the rollout's byte for
 byte. That a strict success reaches lerobot-eval's ``pc_success`` is shown with the scripted
 experts behind LeRobot's policy interface, on a cap where one of two episodes commits.
@@ -9,71 +9,19 @@ experts behind LeRobot's policy interface, on a cap where one of two episodes co
 
 import importlib.metadata
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from typer.testing import CliRunner
 
-from bspatial.cli import app
 from bspatial.evaluation.envs import BSpatialEnv
 from bspatial.evaluation.envs.lerobot_env import BSpatialEnvConfig
 from bspatial.evaluation.rollout.episodes import load_results
 from bspatial.tasks.experts import make_expert
 
+from .conftest import BIN, EVAL_STEPS, TASK, rollout_records, run_command, same_episodes, strict_rate
+
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.sim]
-
-TASK = "reach_plate"
-EVAL_STEPS = 20       # a cap on the ACT's episodes (2 training steps: short episodes say as much as long ones)
-BIN = Path(sys.executable).parent
-OFFLINE = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled"}
-
-
-def _run(args, cwd):
-    proc = subprocess.run([str(a) for a in args], cwd=cwd, env=OFFLINE, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, f"{args[0]} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    return proc
-
-
-def _rollout(*args) -> list[dict]:
-    out = Path(args[args.index("--out") + 1])
-    result = CliRunner().invoke(app, ["rollout", "--tasks", TASK, "--no-progress", *map(str, args)])
-    assert result.exit_code == 0, result.output
-    return load_results(out)
-
-
-def _strict(records) -> float:
-    return sum(r["outcome"] == "correct" for r in records) / len(records)
-
-
-def _same_episodes(left: list[dict], right: list[dict], ignore: tuple[str, ...] = ("policy",)) -> None:
-    """Equal result records (who chose the actions aside) with byte-equal traces."""
-    assert [r["index"] for r in left] == [r["index"] for r in right] and left
-    for a, b in zip(left, right):
-        assert {k: v for k, v in a.items() if k not in ignore} == {k: v for k, v in b.items() if k not in ignore}, a["index"]
-        assert json.dumps(a["trace"]) == json.dumps(b["trace"])
-
-
-@pytest.fixture(scope="module")
-def act_checkpoint(tmp_path_factory):
-    """lerobot-train's step folder (``checkpoints/000002``, ``pretrained_model/`` inside) of an ACT trained 2 steps
-    on one demo of TASK, offline on CPU, with no pretrained backbone weights."""
-    root = tmp_path_factory.mktemp("lerobot")
-    _run([sys.executable, "-m", "bspatial.cli", "demos", "--out", root / "demos", "--task", TASK,
-          "--episodes-per-task", "1"], root)
-    _run([BIN / "lerobot-train", "--policy.type=act", f"--dataset.root={root / 'demos'}",
-          "--dataset.repo_id=local/bspatial_demos", "--steps=2", "--batch_size=2", "--save_freq=2",
-          "--num_workers=0", "--policy.device=cpu", "--policy.push_to_hub=false",
-          "--policy.pretrained_backbone_weights=null", "--wandb.enable=false", f"--output_dir={root / 'train'}",
-          # A small ACT (a 32-step chunk, as ours) keeps the test short; nothing here depends on its size.
-          "--policy.dim_model=64", "--policy.n_heads=2", "--policy.dim_feedforward=128",
-          "--policy.n_encoder_layers=1", "--policy.n_decoder_layers=1", "--policy.use_vae=false",
-          "--policy.chunk_size=32", "--policy.n_action_steps=32"], root)
-    return root / "train" / "checkpoints" / "000002"
 
 
 def test_the_plugin_distribution_is_installed():
@@ -87,18 +35,18 @@ def test_the_plugin_distribution_is_installed():
 def test_lerobot_eval_and_rollout_play_the_same_episodes(act_checkpoint, tmp_path):
     evaluated = tmp_path / "lerobot-eval"
     # batch_size 1: a batch of 2 changes the network's float rounding (~1e-8 in the traces), not the episodes.
-    _run([BIN / "lerobot-eval", f"--policy.path={act_checkpoint / 'pretrained_model'}", "--env.type=bspatial",
+    run_command([BIN / "lerobot-eval", f"--policy.path={act_checkpoint / 'pretrained_model'}", "--env.type=bspatial",
           f"--env.task={TASK}", f"--env.episode_length={EVAL_STEPS}", f"--env.record_dir={evaluated / 'records'}",
           "--eval.n_episodes=2", "--eval.batch_size=1", "--seed=0", "--policy.device=cpu",
           f"--output_dir={evaluated}"], tmp_path)
     info = json.loads((evaluated / "eval_info.json").read_text())
-    rollout = _rollout("--policy", f"lerobot:{act_checkpoint}#select_action", "--n-episodes", 2,
+    rollout = rollout_records("--policy", f"lerobot:{act_checkpoint}#select_action", "--n-episodes", 2,
                        "--max-steps", EVAL_STEPS, "--out", tmp_path / "rollout")
     assert [r["status"] in ("decided", "timeout") for r in rollout] == [True, True]   # no crash, no sim error
-    assert info["overall"]["n_episodes"] == 2 and info["overall"]["pc_success"] == 100 * _strict(rollout)
+    assert info["overall"]["n_episodes"] == 2 and info["overall"]["pc_success"] == 100 * strict_rate(rollout)
     assert info["per_task"][0]["task_group"] == TASK
     assert info["per_task"][0]["metrics"]["successes"] == [r["outcome"] == "correct" for r in rollout]
-    _same_episodes(load_results(evaluated / "records"), rollout)
+    same_episodes(load_results(evaluated / "records"), rollout)
 
 
 def test_rollout_drives_a_lerobot_policy_through_the_chunk_controller(act_checkpoint, tmp_path):
@@ -139,7 +87,7 @@ def test_rollout_drives_a_lerobot_policy_through_the_chunk_controller(act_checkp
     np.testing.assert_allclose(np.array(applied[:REPLAN_THRESHOLD]), expected[:REPLAN_THRESHOLD], rtol=1e-6, atol=1e-6)
     assert not np.allclose(applied[REPLAN_THRESHOLD], expected[REPLAN_THRESHOLD])   # the second plan takes over
     # Through the CLI as well: the default (controller) mode runs and scores its episode.
-    record, = _rollout("--policy", f"lerobot:{act_checkpoint}", "--n-episodes", 1, "--max-steps", 12,
+    record, = rollout_records("--policy", f"lerobot:{act_checkpoint}", "--n-episodes", 1, "--max-steps", 12,
                        "--out", tmp_path / "controller")
     assert record["status"] in ("decided", "timeout") and record["outcome"] in ("correct", "wrong", "none")
     assert record["policy"] == f"lerobot:{(act_checkpoint / 'pretrained_model').resolve()}"
@@ -185,11 +133,11 @@ def test_lerobot_eval_counts_a_strict_success_as_the_rollout_does(tmp_path):
     from lerobot.scripts.lerobot_eval import eval_policy_all
 
     # Cap the budget one step short of the longer of two scripted episodes: exactly one of them commits.
-    full = _rollout("--policy", "scripted", "--n-episodes", 2, "--out", tmp_path / "full")
+    full = rollout_records("--policy", "scripted", "--n-episodes", 2, "--out", tmp_path / "full")
     assert [r["outcome"] for r in full] == ["correct", "correct"] and full[0]["steps"] != full[1]["steps"]
     cap = max(r["steps"] for r in full) - 1
-    rollout = _rollout("--policy", "scripted", "--n-episodes", 2, "--max-steps", cap, "--out", tmp_path / "capped")
-    assert _strict(rollout) == 0.5
+    rollout = rollout_records("--policy", "scripted", "--n-episodes", 2, "--max-steps", cap, "--out", tmp_path / "capped")
+    assert strict_rate(rollout) == 0.5
 
     config = BSpatialEnvConfig(task=TASK, episode_length=cap, camera_names="head", image_size=64,
                                record_dir=str(tmp_path / "records"))
@@ -197,12 +145,12 @@ def test_lerobot_eval_counts_a_strict_success_as_the_rollout_does(tmp_path):
     env_pre, env_post = config.get_env_processors()
     info = eval_policy_all(envs, _scripted_experts(envs[TASK][0]), env_pre, env_post, lambda b: b, lambda a: a,
                            n_episodes=2, start_seed=0)
-    assert info["overall"]["pc_success"] == 100 * _strict(rollout) == 50.0
+    assert info["overall"]["pc_success"] == 100 * strict_rate(rollout) == 50.0
     assert info["per_task"][0]["metrics"]["successes"] == [r["outcome"] == "correct" for r in rollout]
     # The scripted rollout chose per step; lerobot-eval's records say select_action (what it runs).
     assert {r["protocol"] for r in rollout} == {"per_step"}
     assert {r["protocol"] for r in load_results(tmp_path / "records")} == {"select_action"}
-    _same_episodes(load_results(tmp_path / "records"), rollout, ignore=("policy", "protocol"))
+    same_episodes(load_results(tmp_path / "records"), rollout, ignore=("policy", "protocol"))
 
 
 @pytest.mark.parametrize("kwargs, message", [
