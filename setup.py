@@ -2,7 +2,7 @@
 
 setup.cfg cannot enumerate sub-packages of the remapped folders (modeling/ -> bspatial.modeling,
 evaluation/ -> bspatial.evaluation), so this file finds them; everything else stays declarative.
-The data folders datasets/, metrics/ and hub_cards/ are shipped as data files (under share/behavior-spatial/),
+The data folders datasets/, metrics/, hub_cards/ and envhub/ are shipped as data files (under share/behavior-spatial/),
 never as importable packages: a top-level `datasets` package would shadow Hugging Face `datasets`.
 """
 
@@ -24,7 +24,7 @@ def _packages() -> list[str]:
 
 def _data_files() -> list[tuple[str, list[str]]]:
     entries = []
-    for top in ("datasets", "metrics", "hub_cards"):
+    for top in ("datasets", "metrics", "hub_cards", "envhub"):
         if not Path(top).is_dir():
             continue
         for folder in sorted(p for p in Path(top).rglob("*") if p.is_dir()) + [Path(top)]:

@@ -45,17 +45,22 @@ def hub_install(
     datasets_cache: Annotated[
         Optional[Path], typer.Option(help="datasets' HF_DATASETS_CACHE (default: datasets' own setting).")
     ] = None,
+    hub_cache: Annotated[
+        Optional[Path], typer.Option(help="huggingface-hub's HF_HUB_CACHE, for the EnvHub repo (default: its setting).")
+    ] = None,
 ) -> None:
     """Seed the caches for offline bare-name loading: evaluate.load("bspatial_vqa" | "bspatial_ir" |
-    "bspatial_action") always, and with --datasets load_dataset("behavior-spatial/vqa" | "behavior-spatial/ir").
+    "bspatial_action") and LeRobot's make_env("behavior-spatial/envhub", trust_remote_code=True) always, and with
+    --datasets load_dataset("behavior-spatial/vqa" | "behavior-spatial/ir").
 
     Load with HF_EVALUATE_OFFLINE=1 / HF_HUB_OFFLINE=1 set, so the libraries go to the cache without
     trying the Hub first.
     """
-    from bspatial.hub import install_datasets, install_metrics
+    from bspatial.hub import install_datasets, install_envhub, install_metrics
 
     for path in install_metrics(modules_cache):
         typer.echo(f"installed {path}")
+    typer.echo(f"installed {install_envhub(hub_cache)}")
     if datasets is not None:
         try:
             seeded = install_datasets(datasets, datasets_cache)

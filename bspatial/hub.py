@@ -16,6 +16,11 @@ to datasets' cache builder, which reads prepared Arrow files at
 ``vqa-<split>.arrow``; datasets 4.8, ``CachedDatasetModuleFactory``). :func:`install_datasets`
 prepares each config of a built repo with datasets' own builder in a scratch cache and moves the
 result there. ``load_dataset("<repo dir>", "<config>")`` works without any seeding.
+
+EnvHub: LeRobot's ``make_env("behavior-spatial/envhub", trust_remote_code=True)`` takes Hub ids only and fetches
+``env.py`` with ``hf_hub_download``, which offline reads the Hub cache's layout
+(``$HF_HUB_CACHE/models--behavior-spatial--envhub/refs/main`` naming a snapshot folder that holds the files;
+huggingface-hub 1.x). :func:`install_envhub` writes that layout from the package's ``envhub/`` folder.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from bspatial.common.files import publish_folder, remove_stale_staging, staging_folder
+from bspatial.common.files import atomic_write_text, publish_folder, remove_stale_staging, staging_folder
 from bspatial.common.locks import run_folder_lock
 from bspatial.common.paths import data_root
 from bspatial.common.registry import unknown_name
@@ -37,6 +42,8 @@ logger = logging.getLogger(__name__)
 METRIC_NAMES = ("bspatial_vqa", "bspatial_ir", "bspatial_action")
 HUB_NAMESPACE = "behavior-spatial"  # load_dataset("behavior-spatial/<suite>")
 SUITES = ("vqa", "ir")
+ENVHUB_REPO = f"{HUB_NAMESPACE}/envhub"
+"""The EnvHub repo id of our env.py (``make_env("behavior-spatial/envhub", trust_remote_code=True)``)."""
 SEEDING_PURPOSE = "seeding"  # staging folders of a seeding: .<digest>.seeding-<8 chars> beside the target
 # evaluate's canonical metrics live under this Hub namespace; the cache folder name joins it with "--".
 _CANONICAL_NAMESPACE = "evaluate-metric"
@@ -151,3 +158,31 @@ def _seed_config(repo: Path, suite: str, config: str, cache_root: Path) -> Path:
             publish_folder(staging, target)
     logger.info("seeded %s/%s/%s at %s", HUB_NAMESPACE, suite, config, target)
     return target
+
+
+def install_envhub(hub_cache: str | os.PathLike | None = None) -> Path:
+    """Seed the Hub cache with the EnvHub repo (``envhub/``: env.py and its card); returns the snapshot folder.
+
+    The snapshot is named by a hash of the files (a stand-in commit id: the cache only needs ``refs/main`` to name
+    a folder), so reinstalling the same files is a no-op and changed files get a new snapshot.
+    """
+    from huggingface_hub import constants
+
+    source = data_root() / "envhub"
+    files = sorted(p for p in source.iterdir() if p.is_file() and p.suffix in (".py", ".md"))
+    if not any(p.name == "env.py" for p in files):
+        raise FileNotFoundError(f"{source}: no env.py; reinstall behavior-spatial")
+    digest = hashlib.sha1(b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in files)).hexdigest()
+    repo = Path(hub_cache or constants.HF_HUB_CACHE) / f"models--{ENVHUB_REPO.replace('/', '--')}"
+    snapshot = repo / "snapshots" / digest
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    with run_folder_lock(repo, "hub install envhub", name=".envhub.lock"):
+        remove_stale_staging(snapshot, SEEDING_PURPOSE)
+        if not snapshot.is_dir():
+            staging = staging_folder(snapshot, SEEDING_PURPOSE)
+            for file in files:
+                shutil.copyfile(file, staging / file.name)
+            publish_folder(staging, snapshot)
+        atomic_write_text(repo / "refs" / "main", digest)
+    logger.info("seeded %s at %s", ENVHUB_REPO, snapshot)
+    return snapshot

@@ -10,8 +10,10 @@ and the Table S4 outcome are the rollout's; the finished episode's record is the
 Which episode ``reset`` loads: ``options={"episode_index": i}`` picks manifest entry ``i``; else ``seed``
 picks entry ``seed % n`` (``n`` manifest entries), so ``n`` consecutive seeds visit every entry once (what
 ``lerobot-eval`` does with ``--eval.n_episodes=n``; with ``--seed=0`` its first ``k`` episodes are entries
-``0..k-1``, the episodes of ``bspatial rollout --n-episodes k``); a reset without either loads the entry after
-the previous one.
+``0..k-1``, the episodes of ``bspatial rollout --n-episodes k``); a reset without either loads entry
+``episode_offset`` the first time, then the entry ``episode_stride`` after the previous one (0 and 1 by default: the
+next entry). A vector env of ``N`` copies gives copy ``i`` offset ``i`` and stride ``N``
+(:mod:`bspatial.evaluation.envs.vector`), so unseeded resets and autoresets never play one entry twice.
 
 Observation (LeRobot's gym convention, which ``lerobot-eval`` turns into policy inputs): ``{"pixels": {camera:
 uint8 (H, W, 3)}, "agent_pos": float32 (84,)}``, cameras ``head``, ``left_wrist``, ``right_wrist``
@@ -140,6 +142,7 @@ class BSpatialEnv(gym.Env):
             default, ``"select_action"`` under ``lerobot-eval`` (:class:`~bspatial.evaluation.envs.lerobot_env.
             BSpatialEnvConfig` says so: lerobot-eval runs the policy's ``select_action``).
         policy: the records' ``policy``, what the tables call the model choosing the actions (``"gymnasium"``).
+        episode_offset, episode_stride: which entries unseeded resets load (see the module docstring).
 
     Attributes:
         task_name: the canonical task name.
@@ -152,7 +155,8 @@ class BSpatialEnv(gym.Env):
     def __init__(self, task: str, split: str | None = None, *, n_episodes: int | None = None,
                  max_steps: int | None = None, cameras: Sequence[str] = CAMERAS, image_size: int = POLICY_IMAGE_SIZE,
                  render_mode: str | None = "rgb_array", record_dir: str | os.PathLike | None = None,
-                 protocol: str = ENV_PROTOCOL, policy: str = ENV_POLICY) -> None:
+                 protocol: str = ENV_PROTOCOL, policy: str = ENV_POLICY, episode_offset: int = 0,
+                 episode_stride: int = 1) -> None:
         from bspatial.catalog.tasks import canonical_task_name
         from bspatial.tasks.budgets import step_budget
 
@@ -174,6 +178,10 @@ class BSpatialEnv(gym.Env):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.cameras, self.image_size, self.max_steps, self.render_mode = cameras, image_size, max_steps, render_mode
         self.protocol, self.policy = str(protocol), str(policy)
+        for name, value, least in (("episode_offset", episode_offset, 0), ("episode_stride", episode_stride, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+        self.episode_offset, self.episode_stride = episode_offset, episode_stride
         self.record_dir = None
         if record_dir is not None:
             from bspatial.common.files import require_folder_path
@@ -288,7 +296,7 @@ class BSpatialEnv(gym.Env):
             return int(index)
         if seed is not None:
             return int(seed) % n
-        return 0 if self._index is None else (self._index + 1) % n
+        return self.episode_offset % n if self._index is None else (self._index + self.episode_stride) % n
 
     def _write_record(self) -> None:
         import json

@@ -20,6 +20,8 @@ from __future__ import annotations
 NAMESPACE = "bspatial"
 VERSION = 0
 ENTRY_POINT = "bspatial.evaluation.envs.env:BSpatialEnv"
+VECTOR_ENTRY_POINT = "bspatial.evaluation.envs.vector:make_vector_env"
+"""``gymnasium.make_vec``'s default: copies that walk the split's entries without repeats (:mod:`.vector`)."""
 
 
 def env_id(task: str) -> str:
@@ -45,9 +47,9 @@ def register_envs() -> list[str]:
     for task in (*MANIPULATION_TASKS, *NAVIGATION_TASKS):
         gid = env_id(task)
         if gid not in gym.registry:
-            gym.register(id=gid, entry_point=ENTRY_POINT, kwargs={"task": task})
+            gym.register(id=gid, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT, kwargs={"task": task})
         ids.append(gid)
     return ids
 
 
-__all__ = ["ENTRY_POINT", "NAMESPACE", "VERSION", "env_id", "register_envs"]
+__all__ = ["ENTRY_POINT", "NAMESPACE", "VECTOR_ENTRY_POINT", "VERSION", "env_id", "register_envs"]

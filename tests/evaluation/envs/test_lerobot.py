@@ -49,6 +49,28 @@ def test_lerobot_eval_and_rollout_play_the_same_episodes(act_checkpoint, tmp_pat
     same_episodes(load_results(evaluated / "records"), rollout)
 
 
+def test_lerobot_eval_with_two_async_envs_plays_the_one_env_episodes(act_checkpoint, tmp_path):
+    """--eval.batch_size 2 with async envs (two simulator processes, one batched policy call per step) against
+    the rollout's one episode at a time: the same outcomes and steps; traces equal to float rounding (a batch of 2
+    changes the network's rounding, about 1e-8, never an episode)."""
+    evaluated = tmp_path / "lerobot-eval"
+    run_command([BIN / "lerobot-eval", f"--policy.path={act_checkpoint / 'pretrained_model'}", "--env.type=bspatial",
+                 f"--env.task={TASK}", f"--env.episode_length={EVAL_STEPS}", f"--env.record_dir={evaluated / 'records'}",
+                 "--eval.n_episodes=2", "--eval.batch_size=2", "--eval.use_async_envs=true", "--seed=0",
+                 "--policy.device=cpu", f"--output_dir={evaluated}"], tmp_path)
+    rollout = rollout_records("--policy", f"lerobot:{act_checkpoint}#select_action", "--n-episodes", 2,
+                              "--max-steps", EVAL_STEPS, "--out", tmp_path / "rollout")
+    batched = load_results(evaluated / "records")
+    assert [r["index"] for r in batched] == [0, 1]
+    for a, b in zip(batched, rollout):
+        assert (a["outcome"], a["status"], a["steps"], a["soft_credit"]) == (b["outcome"], b["status"], b["steps"],
+                                                                           b["soft_credit"])
+        np.testing.assert_allclose(np.asarray(a["trace"]["eef_positions"], float),
+                                   np.asarray(b["trace"]["eef_positions"], float), atol=1e-5)
+        np.testing.assert_allclose(np.asarray(a["trace"]["base_poses"], float),
+                                   np.asarray(b["trace"]["base_poses"], float), atol=1e-5)
+
+
 def test_rollout_drives_a_lerobot_policy_through_the_chunk_controller(act_checkpoint, tmp_path):
     from lerobot.configs.policies import PreTrainedConfig
     from lerobot.envs.utils import preprocess_observation
