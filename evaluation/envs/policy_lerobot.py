@@ -254,11 +254,14 @@ class LeRobotStepPolicy:
 
     def __init__(self, loaded: LoadedPolicy, backend) -> None:
         self.loaded, self.backend = loaded, backend
+        self.inference_ms: list[float] = []   # each select_action (a queue pop or a chunk prediction)
 
     def __call__(self, observation) -> np.ndarray:
+        from bspatial.evaluation.rollout.timing import timed_call
+
         batch = self.loaded.batch(observation, self.backend)
         with self.loaded.torch.inference_mode():
-            return self.loaded.actions(self.loaded.policy.select_action(batch))
+            return self.loaded.actions(timed_call(self.loaded.policy.select_action, self.inference_ms)(batch))
 
 
 def make_policy(target: str, backend, instance, settings):

@@ -44,14 +44,23 @@ def rollout(
         help="Spa-Bench condition on the split's scenes: spatial (as planned), direct, paraphrase, "
              "direct_paraphrase, cross_task (reach tasks), no_intervention (manipulation splits) or task_name (the "
              "instruction replaced by the task's bare name: a language-blanked policy's prompt).")] = "spatial",
+    batch_inference: Annotated[bool, typer.Option(
+        help="Checkpoints with --workers: this process loads the model once and serves every worker's chunk "
+             "requests in batches (the same noise, the same chunks); the workers never load the weights.")] = False,
+    max_batch: Annotated[Optional[int], typer.Option(min=1, help="--batch-inference: requests per batch at most "
+                                                                 "(default: one per worker).")] = None,
+    batch_wait_ms: Annotated[float, typer.Option(min=0, help="--batch-inference: how long a batch's first request "
+                                                             "waits for others, in ms.")] = 10.0,
     allow_errors: Annotated[bool, typer.Option(
         help="Exit 0 although some episodes crashed (they stay in the tables as errors, scored 'none').")] = False,
 ) -> None:
     """Roll out a policy on an evaluation split; one result file per episode, then the Table 4 / per-task tables."""
     from bspatial.evaluation.rollout.ir import IRSettings
     from bspatial.evaluation.rollout.plan import RunSettings
-    from bspatial.evaluation.rollout.runner import run_rollouts
+    from bspatial.evaluation.rollout.runner import BatchSettings, run_rollouts
+    from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.tables import write_tables
+    from bspatial.evaluation.rollout.timing import pooled_latency
 
     out = out or Path("runs") / (f"{_policy_label(policy)}-{split}" + ("" if condition == "spatial" else f"-{condition}"))
     try:
@@ -59,8 +68,11 @@ def rollout(
             raise ValueError(f"--ir-model {ir_model!r} is only used with --ir predicted")
         settings = RunSettings(seed=seed, max_steps=max_steps, latency_steps=latency_steps, threaded=threaded,
                                ir=None if ir is None else IRSettings(ir, ir_model), condition=condition)
+        batch = BatchSettings(max_batch, batch_wait_ms / 1000.0) if batch_inference else None
+        if batch is None and max_batch is not None:
+            raise ValueError(f"--max-batch {max_batch} is only used with --batch-inference")
         summary = run_rollouts(policy, split, tasks, out, settings, n_episodes=n_episodes, workers=workers, ray=ray,
-                               progress=progress)
+                               progress=progress, batch=batch)
         if summary.ran and summary.errors == summary.ran:
             typer.echo(f"error: all {summary.ran} episodes crashed; no score is reported. First error: "
                        f"{summary.first_error}", err=True)
@@ -75,6 +87,10 @@ def rollout(
     for name in ("table4.md", "table_s11.md", "spa_bench_conditions.md"):
         if name in written:
             typer.echo(written[name].read_text())
+    latency = pooled_latency(load_results(out))
+    if latency is not None:
+        typer.echo(f"inference: {latency['calls']} model calls, mean {latency['mean_ms']:.1f} ms, median of episodes "
+                   f"{latency['p50_ms']:.1f} ms, p95 up to {latency['p95_ms']:.1f} ms, max {latency['max_ms']:.1f} ms")
     typer.echo(f"{summary.ran} episodes run, {summary.skipped_existing} already done, {summary.errors} crashed"
                + (f", tasks without an expert skipped: {', '.join(summary.skipped_tasks)}" if summary.skipped_tasks else "")
                + f" -> {out}")

@@ -59,6 +59,7 @@ from typing import Any, Callable
 import numpy as np
 
 from bspatial.catalog.schema import ACTION_DIM, CHUNK_SIZE, CONTROL_HZ, GRIPPER_DIMS
+from bspatial.evaluation.rollout.timing import timed_call
 
 REPLAN_THRESHOLD = 10
 """Steps, counted from the committed chunk's input-observation step, before the controller switches to a
@@ -239,6 +240,7 @@ class ChunkedPolicy:
         self.controller = ChunkController(initial_action, **controller_kwargs)
         self.calls: list[int] = []
         self.latencies: list[int] = []
+        self.inference_ms: list[float] = []   # wall time of each model call (timing.latency_summary)
         self._pending: tuple[int, np.ndarray] | None = None  # (obs_step, chunk) in flight
         self._executor = None
         self._future: tuple[int, Any] | None = None  # (obs_step, concurrent.futures.Future) in flight
@@ -251,7 +253,7 @@ class ChunkedPolicy:
 
     def _predict(self, observation) -> np.ndarray:
         self.calls.append(int(observation.step))
-        return self.predictor(observation)
+        return timed_call(self.predictor, self.inference_ms)(observation)
 
     def _pace(self, step: int) -> None:
         import time
@@ -273,7 +275,7 @@ class ChunkedPolicy:
         if self._future is None:
             self.calls.append(step)
             inputs = self.predictor.prepare(observation)            # renders: stays on this thread
-            self._future = (step, self._executor.submit(self.predictor.infer, inputs))
+            self._future = (step, self._executor.submit(timed_call(self.predictor.infer, self.inference_ms), inputs))
         # Before the first chunk arrives the initial action repeats (Appendix 16.3), as in the other modes.
         return self.controller.action(step)
 

@@ -10,7 +10,10 @@ under the no-intervention condition ``success`` / ``acted_unnecessarily``; null 
 trace (:meth:`EpisodeTrace.to_dict`, or null), ir (IR checkpoints: source, mode,
 observations, observations without a target, and for predicted IR the VLM queries and failed
 predictions; else null), spawn (navigation: the spawn validation's measurements; else null), context_frames
-(checkpoints with scene-context frames: how many the episode's every chunk request carried; else null).
+(checkpoints with scene-context frames: how many the episode's every chunk request carried; else null), latencies
+(threaded inference: simulation steps each chunk took to arrive; else null), inference_ms (policies with a model:
+:func:`~bspatial.evaluation.rollout.timing.latency_summary` of each model call's wall time; a measurement, not part
+of the episode: paths that play the same episode differ only there; else null).
 
 A crashed episode (any exception: a policy returning the wrong action shape, a model error) is written
 with status ``"error"`` and its message, and counts as a failure (outcome ``"none"``).
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from bspatial.common.files import atomic_write_text
 from bspatial.evaluation.rollout.plan import RunSettings
 from bspatial.evaluation.rollout.policies import make_policy, policy_protocol
+from bspatial.evaluation.rollout.timing import latency_summary
 from bspatial.sim.backend import SimBackend
 
 if TYPE_CHECKING:
@@ -68,7 +72,8 @@ def _record(episode: SplitEntry, policy_spec: str, **fields) -> dict[str, Any]:
             "status": "error",
             "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": [],
             "steps": 0,
-            "message": "", "trace": None, "ir": None, "spawn": None, "latencies": None, "context_frames": None}
+            "message": "", "trace": None, "ir": None, "spawn": None, "latencies": None, "context_frames": None,
+            "inference_ms": None}
     return {**base, **fields}
 
 
@@ -120,16 +125,18 @@ def finished_record(episode: SplitEntry, policy_spec: str, result, *, protocol: 
                    steps=result.steps, message=result.message, **_scored(result, condition),
                    trace=result.trace.to_dict() if result.trace is not None else None,
                    ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None,
-                   context_frames=_context_summary(policy))
+                   context_frames=_context_summary(policy),
+                   inference_ms=latency_summary(getattr(policy, "inference_ms", None)))
 
 
 def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Path | None,
-            settings: RunSettings = RunSettings()) -> dict[str, Any]:
+            settings: RunSettings = RunSettings(), inference=None) -> dict[str, Any]:
     """Run and record one episode; any exception becomes a status "error" record (the run goes on).
 
     An episode whose ``condition`` is undefined for its instance is recorded with status
     ``"not_applicable"`` (the tables leave it out). The record is written to ``out`` (:func:`write_record`);
-    ``out=None`` only returns it (a worker's job: the run's own process writes the file).
+    ``out=None`` only returns it (a worker's job: the run's own process writes the file). ``inference``: a
+    checkpoint's batching server (:class:`~bspatial.evaluation.rollout.batching.ServerAddress`), else None.
     """
     from bspatial.tasks.conditions import NotApplicable
     from bspatial.tasks.episode import run_episode
@@ -140,7 +147,8 @@ def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Pat
     try:
         instance, spawn = load_instance(backend, episode, condition)
         instruction = instance.instruction
-        policy = make_policy(policy_spec, backend, instance, settings, training_variant=episode.training_variant)
+        policy = make_policy(policy_spec, backend, instance, settings, training_variant=episode.training_variant,
+                             inference=inference)
         steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
         trace_split = TRACE_SPLIT[episode.split]
         # A no-intervention episode has nothing to decide early: it runs its whole budget.

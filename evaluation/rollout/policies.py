@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -219,15 +219,14 @@ class CheckpointPredictor:
 
     def __init__(self, path: str) -> None:
         import torch
-        from transformers import AutoModel, AutoProcessor
+        from transformers import AutoConfig, AutoProcessor
 
         import bspatial.modeling  # noqa: F401  (registers the auto classes)
         from bspatial.catalog.schema import STATE_DIM
 
-        self.torch = torch
-        self.model = AutoModel.from_pretrained(path).eval()
+        self.torch, self.path = torch, path
+        config = AutoConfig.from_pretrained(path)
         self.processor = AutoProcessor.from_pretrained(path)
-        config = self.model.config
         if config.state_dim != STATE_DIM:
             raise ValueError(f"checkpoint {path!r} has state_dim={config.state_dim}; the simulator's proprioceptive "
                              f"state has {STATE_DIM} dims")
@@ -242,6 +241,17 @@ class CheckpointPredictor:
         self.horizon, self.action_dim = config.chunk_size, config.action_dim
         self.generator = torch.Generator()
         self.last_batch: dict[str, Any] | None = None  # the raw inputs of the latest chunk (logs, tests)
+        self._model = None
+
+    @property
+    def model(self):
+        """The network, loaded at its first use: a rollout worker whose inference is served elsewhere
+        (:mod:`bspatial.evaluation.rollout.batching`) builds inputs only and never loads the weights."""
+        if self._model is None:
+            from transformers import AutoModel
+
+            self._model = AutoModel.from_pretrained(self.path).eval()
+        return self._model
 
     def reseed(self, seed: int) -> None:
         self.generator.manual_seed(int(seed))
@@ -258,6 +268,10 @@ class CheckpointPredictor:
 
     def prepare(self, observation, render: Callable[[str], Any], ir=None, context=None) -> dict[str, Any]:
         """The model inputs of ``observation``: renders cameras and the IR image (simulator thread only)."""
+        return self.processor(self.raw_inputs(observation, render, ir, context))
+
+    def raw_inputs(self, observation, render: Callable[[str], Any], ir=None, context=None) -> dict[str, Any]:
+        """The processor's inputs of ``observation`` (a batch of one: state, instruction, uint8 images)."""
         from bspatial.modeling.processing_bspatial_vla import CONTEXT_IMAGE_KEY
 
         torch = self.torch
@@ -280,13 +294,32 @@ class CheckpointPredictor:
         elif context is not None:
             raise ValueError("context frames given for a checkpoint with max_context_frames=0")
         self.last_batch = batch
-        return self.processor(batch)
+        return batch
 
     def infer(self, inputs: dict[str, Any]) -> np.ndarray:
         """(horizon, action_dim) chunk in robot units from :meth:`prepare`'s inputs; touches no simulator
         state, so it may run in another thread while the simulator steps."""
         normalized = self.model.sample_actions(inputs, generator=self.generator)
         return self.processor.unnormalize_actions(normalized, inputs["state"])[0].numpy()
+
+    def draw_noise(self):
+        """The flow-matching noise :meth:`infer` would draw next (this episode's generator, one chunk)."""
+        return self.torch.randn((1, self.horizon, self.action_dim), generator=self.generator,
+                                dtype=self.torch.float32)
+
+    def infer_batch(self, raws: Sequence[dict[str, Any]], noises: Sequence[Any]) -> list[np.ndarray]:
+        """One chunk per (raw inputs, noise) pair, in one forward pass: the raw batches of one are collated (the
+        processor pads the instructions), the noises stacked. What a batching server runs
+        (:mod:`bspatial.evaluation.rollout.batching`)."""
+        torch = self.torch
+        batch: dict[str, Any] = {}
+        for key in raws[0]:
+            values = [raw[key] for raw in raws]
+            batch[key] = list(values) if key == TASK_KEY else torch.cat(values)
+        inputs = self.processor(batch)
+        normalized = self.model.sample_actions(inputs, noise=torch.cat(list(noises)))
+        chunks = self.processor.unnormalize_actions(normalized, inputs["state"]).numpy()
+        return [chunks[i] for i in range(len(raws))]
 
 
 _PREDICTORS: dict[str, CheckpointPredictor] = {}  # one loaded checkpoint per process
@@ -320,11 +353,12 @@ class EpisodePredictor:
 
 
 def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSettings = RunSettings(), *,
-                training_variant: str = ""):
+                training_variant: str = "", inference=None):
     """The per-step policy for one episode (``instance`` already loaded into ``backend``, the world reset).
 
     ``settings.ir`` (:class:`~bspatial.evaluation.rollout.ir.IRSettings`, default no IR) conditions IR checkpoints;
-    ``training_variant`` (the manifest's) is what ``scripted-memorizer`` pursues.
+    ``training_variant`` (the manifest's) is what ``scripted-memorizer`` pursues. ``inference`` (a
+    :class:`~bspatial.evaluation.rollout.batching.ServerAddress`) has a checkpoint's chunks computed by that server.
     """
     from bspatial.evaluation.rollout.ir import NO_IR, make_conditioner
 
@@ -363,9 +397,15 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
         from bspatial.evaluation.rollout.context import episode_context
 
         context = episode_context(backend, instance, predictor.max_context_frames)
-    return ChunkedPolicy(EpisodePredictor(predictor, backend, conditioner, context), backend.hold_action(),
-                         latency_steps=settings.latency_steps, threaded=settings.threaded,
-                         horizon=predictor.horizon, action_dim=predictor.action_dim)
+    episode = EpisodePredictor(predictor, backend, conditioner, context)
+    if inference is not None:
+        from bspatial.evaluation.rollout.batching import InferenceClient, RemoteEpisodePredictor
+
+        episode = RemoteEpisodePredictor(episode, InferenceClient.of(inference))
+    else:
+        predictor.model   # loaded before the episode: its first chunk's latency is inference, not loading
+    return ChunkedPolicy(episode, backend.hold_action(), latency_steps=settings.latency_steps,
+                         threaded=settings.threaded, horizon=predictor.horizon, action_dim=predictor.action_dim)
 
 
 def _reference_behaviour(policy_spec: str, backend: SimBackend, instance, rng: np.random.Generator,

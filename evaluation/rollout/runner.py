@@ -28,6 +28,7 @@ nothing more, and its rerun removes the temporary files of result writes it cut 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from dataclasses import dataclass, field, replace
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from bspatial.common.executors import check_ray_address, import_ray, open_executor
 from bspatial.common.files import check_run_settings, remove_stale_temp_files, require_folder_path
 from bspatial.common.locks import run_folder_lock
+from bspatial.evaluation.rollout.batching import DEFAULT_MAX_WAIT_S, InferenceServer
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one, write_record
 from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, RunSettings, plan_episodes, resolve_tasks
 from bspatial.evaluation.rollout.policies import REFERENCE_BEHAVIOURS, check_policy_spec, resolve_ir
@@ -51,6 +53,31 @@ logger = logging.getLogger(__name__)
 
 MANIFEST_NAME = "rollout.json"
 """Run settings written to ``out``; a resumed run must use the same ones."""
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """Batched inference (``bspatial rollout --batch-inference``): one server, ``max_batch`` requests at most
+    (None = one per worker), the first waiting ``max_wait_s`` at most for the others."""
+
+    max_batch: int | None = None
+    max_wait_s: float = DEFAULT_MAX_WAIT_S
+
+    def check(self, policy_spec: str, ray: str | None) -> None:
+        """Refuses what cannot be served: a policy that is not our checkpoint, Ray actors, bad sizes."""
+        from bspatial.evaluation.rollout.policies import EXTERNAL_POLICIES, REFERENCE_BEHAVIOURS
+
+        kind = policy_spec.partition(":")[0]
+        if policy_spec in ("scripted", "random", "hold", *REFERENCE_BEHAVIOURS) or kind in EXTERNAL_POLICIES:
+            raise ValueError(f"batched inference serves BSpatialVLA checkpoints; policy {policy_spec!r} is not one "
+                             "(an openpi server batches on its own side)")
+        if ray is not None:
+            raise ValueError("batched inference runs on this machine's worker processes (a local socket); "
+                             "it cannot be combined with --ray")
+        if self.max_batch is not None and (isinstance(self.max_batch, bool) or self.max_batch < 1):
+            raise ValueError(f"max_batch must be >= 1, got {self.max_batch!r}")
+        if not self.max_wait_s >= 0:
+            raise ValueError(f"max_wait_s must be >= 0, got {self.max_wait_s!r}")
 
 
 @dataclass
@@ -71,8 +98,8 @@ class RolloutSummary:
 
 def _episode_job(args: tuple) -> dict[str, Any]:
     """One episode's result record, computed on this process's simulator (the caller writes it)."""
-    episode, policy_spec, settings = args
-    return run_one(process_backend(), episode, policy_spec, None, settings)
+    episode, policy_spec, settings, inference = args
+    return run_one(process_backend(), episode, policy_spec, None, settings, inference)
 
 
 # ---- the run -----------------------------------------------------------------------------------
@@ -105,7 +132,7 @@ def _scripted_tasks(tasks: list[str]) -> tuple[list[str], list[str]]:
 
 def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out: str | Path,
                  settings: RunSettings = RunSettings(), *, n_episodes: int | None = None, workers: int | None = None,
-                 ray: str | None = None, progress: bool = False) -> RolloutSummary:
+                 ray: str | None = None, progress: bool = False, batch: BatchSettings | None = None) -> RolloutSummary:
     """Run (or resume) the rollouts of ``policy_spec`` on ``split``; one result file per episode under ``out``.
 
     What an episode does is ``settings`` (recorded in the run's manifest: a rerun with other settings is
@@ -123,7 +150,11 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         ray: run the episodes on Ray actors: "auto" (join the cluster Ray finds, else start a local one) or a
             cluster address; None = this machine's processes. Same result files either way.
         progress: show progress (a bar on a terminal, log lines in a log file: :mod:`bspatial.common.progress`).
+        batch: serve a checkpoint's inference from this process to every worker, batched
+            (:mod:`bspatial.evaluation.rollout.batching`); None = each worker runs its own copy.
     """
+    if batch is not None:
+        batch.check(policy_spec, ray)   # before check_policy_spec, which loads a checkpoint or calls a server
     policy_spec = check_policy_spec(policy_spec)
     if policy_spec in REFERENCE_BEHAVIOURS and split == "navigation":
         raise ValueError(f"policy {policy_spec!r} is a manipulation reference (a distractor, a memorized target, a "
@@ -153,14 +184,14 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
         todo = [e for e in plan if not result_path(out, e).exists()]
         logger.info("rollout %s on %s: %d episodes planned, %d already done, %d to run", policy_spec, split,
                     len(plan), len(plan) - len(todo), len(todo))
-        statuses = _run_todo(todo, policy_spec, out, settings, workers, ray, progress)
+        statuses = _run_todo(todo, policy_spec, out, settings, workers, ray, progress, batch)
         crashed = [e for e in todo if statuses[e.key] == "error"]
         first_error = json.loads(result_path(out, crashed[0]).read_text())["message"] if crashed else None
         return RolloutSummary(out, len(plan), len(todo), len(plan) - len(todo), len(crashed), skipped_tasks, first_error)
 
 
 def _run_todo(todo: list[SplitEntry], policy_spec: str, out: Path, settings: RunSettings, workers: int | None,
-              ray: str | None, progress: bool) -> dict[str, str]:
+              ray: str | None, progress: bool, batch: BatchSettings | None = None) -> dict[str, str]:
     """Run the episodes (the executor of ``workers`` / ``ray``), writing each result file as it arrives;
     returns episode key -> status."""
     from bspatial.common.progress import progress_bar
@@ -171,11 +202,14 @@ def _run_todo(todo: list[SplitEntry], policy_spec: str, out: Path, settings: Run
     bar = progress_bar(len(todo), "episodes", "episode", enabled=progress)
     # A worker pool is not worth its start-up for one episode; Ray is asked for by name, so it is used.
     local_workers = 1 if len(todo) <= 1 and ray is None else workers
+    server = (InferenceServer(policy_spec, batch.max_batch or local_workers or 1, batch.max_wait_s)
+              if batch is not None else contextlib.nullcontext())
     try:
-        with open_executor(local_workers, ray) as executor:
+        with server, open_executor(local_workers, ray) as executor:
+            inference = server.address if batch is not None else None
             by_key = {episode.key: episode for episode in todo}
             for episode in todo:
-                executor.submit(episode.key, _episode_job, (episode, policy_spec, settings))
+                executor.submit(episode.key, _episode_job, (episode, policy_spec, settings, inference))
             for key, record in executor.completed():
                 write_record(out, by_key[key], record)
                 statuses[key] = record["status"]
@@ -186,4 +220,4 @@ def _run_todo(todo: list[SplitEntry], policy_spec: str, out: Path, settings: Run
     return statuses
 
 
-__all__ = ["MANIFEST_NAME", "RolloutSummary", "run_rollouts"]
+__all__ = ["MANIFEST_NAME", "BatchSettings", "RolloutSummary", "run_rollouts"]

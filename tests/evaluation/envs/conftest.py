@@ -37,9 +37,14 @@ def strict_rate(records) -> float:
     return sum(r["outcome"] == "correct" for r in records) / len(records)
 
 
+MEASURED = ("inference_ms",)
+"""Record fields that are measurements of the machine, not of the episode."""
+
+
 def same_episodes(left: list[dict], right: list[dict], ignore: tuple[str, ...] = ("policy",)) -> None:
-    """Equal result records (who chose the actions aside) with byte-equal traces."""
+    """Equal result records (who chose the actions, and how long the machine took, aside) with byte-equal traces."""
     assert [r["index"] for r in left] == [r["index"] for r in right] and left
+    ignore = (*ignore, *MEASURED)
     for a, b in zip(left, right):
         assert {k: v for k, v in a.items() if k not in ignore} == {k: v for k, v in b.items() if k not in ignore}, a["index"]
         assert json.dumps(a["trace"]) == json.dumps(b["trace"])

@@ -4,6 +4,7 @@ import typer
 from typer.testing import CliRunner
 
 from bspatial.evaluation.rollout.cli import rollout
+from bspatial.evaluation.rollout.episodes import load_results
 
 app = typer.Typer()
 app.command("rollout")(rollout)
@@ -16,6 +17,7 @@ def test_cli_runs_and_prints_table4(tmp_path):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "random (lower reference)" in result.output and "1 episodes run" in result.output
+    assert "inference:" not in result.output   # the random policy has no model to time
     assert (tmp_path / "tables" / "table4.csv").exists()
     again = CliRunner().invoke(app, args)
     assert "0 episodes run, 1 already done" in again.output
@@ -69,3 +71,19 @@ def test_cli_exits_non_zero_on_some_crashes_unless_allowed(tmp_path, monkeypatch
     assert "Held-out +Soft" in refused.output       # the table is still printed, with the error counted
     allowed = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "b"), "--allow-errors"])
     assert allowed.exit_code == 0, allowed.output
+
+
+def test_cli_prints_the_runs_inference_latency(tmp_path, tiny_checkpoint):
+    result = CliRunner().invoke(app, ["rollout", "--policy", str(tiny_checkpoint), "--task", "reach_plate",
+                                      "--n-episodes", "2", "--max-steps", "5", "--no-progress", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    records = load_results(tmp_path)
+    # One plan per episode in 5 steps: 2 model calls, each episode's summary in its record.
+    assert [r["inference_ms"]["calls"] for r in records] == [1, 1]
+    line = next(line for line in result.output.splitlines() if line.startswith("inference:"))
+    assert line.startswith("inference: 2 model calls, mean ") and " ms, median of episodes " in line
+
+
+def test_cli_refuses_a_batch_size_without_batched_inference(tmp_path):
+    result = CliRunner().invoke(app, ["rollout", "--policy", "random", "--max-batch", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--max-batch 2 is only used with --batch-inference" in result.output

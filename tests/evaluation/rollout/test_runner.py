@@ -67,6 +67,7 @@ def test_scripted_rollout_is_strict_correct(tmp_path):
     for r in results:
         assert (r["outcome"], r["status"], r["split"]) == ("correct", "decided", "held_out"), r["detail"]
         assert r["trace"]["task"] == r["task"] and len(r["trace"]["base_poses"]) == r["steps"]
+        assert r["inference_ms"] is None   # no model: nothing to time
 
 
 def test_random_rollout_is_not_strict_correct(tmp_path):
@@ -162,6 +163,11 @@ def test_checkpoint_policy_runs_through_the_controller(tmp_path, tiny_checkpoint
     assert summary.errors == 0, r["message"]
     assert r["status"] in ("timeout", "decided", "sim_error") and r["outcome"] in ("none", "wrong", "correct")
     assert json.loads(result_path(tmp_path, plan_episodes("held_out", ["reach_plate"], 1)[0]).read_text()) == r
+    # One model call per plan: at step 0, and at step 10 if the episode got there (a 32-step chunk replanned 10
+    # steps in, Appendix 16.3).
+    timing = r["inference_ms"]
+    assert timing["calls"] == 1 + (r["steps"] > 10) and 0 < timing["p50_ms"] <= timing["p95_ms"] <= timing["max_ms"]
+    assert timing["mean_ms"] <= timing["max_ms"]
 
 
 def test_threaded_inference_rollout_records_measured_latencies(tmp_path, tiny_checkpoint):
