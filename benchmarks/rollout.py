@@ -14,6 +14,13 @@
    prompt-probe + 401 navigation episodes) takes the scripted expert on 2 cores, projected from each split's
    measured rate on the fastest of the three (``--protocol`` runs it instead: hours).
 
+6. Batched inference (``--only batched`` runs just this): the tiny trained policy's episodes per hour at 1, 2, 4 and 8
+   worker processes, each worker with its own copy of the model (unbatched) vs one server process batching every
+   worker's requests (``--batch-inference``), side by side; a per-stage breakdown of one episode's step (physics,
+   three RGB renders, the model per call, the batched round trip's transport); and the whole Action protocol's
+   time with the tiny policy projected from per-split rates measured on a sample of every task, for this machine
+   and, as a stated projection, for 16 and 64 cores with the model on one GPU.
+
 Episode planning (the split manifests sample instances) happens before the clocks start.
 
 Episodes are capped at ``--max-steps`` so a run takes minutes; the ratios are what matter.
@@ -28,6 +35,7 @@ import logging
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger("benchmarks.rollout")
 POLICY_TASK = "reach_plate"
@@ -48,7 +56,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=2, help="episodes per task and setting")
     parser.add_argument("--max-steps", type=int, default=120, help="cap on each episode's step budget")
     parser.add_argument("--latency", type=int, default=3, help="simulated inference latency (steps) for async")
-    parser.add_argument("--only", choices=["scale-out"], default=None, help="run one section only")
+    parser.add_argument("--only", choices=["scale-out", "batched"], default=None, help="run one section only")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8], help="batched: worker counts")
     parser.add_argument("--protocol", action="store_true",
                         help="scale-out: run the whole Action protocol instead of projecting its time")
     args = parser.parse_args()
@@ -56,6 +65,9 @@ def main() -> None:
     logger.setLevel(logging.INFO)
     if args.only == "scale-out":
         _scale_out(args)
+        return
+    if args.only == "batched":
+        _batched(args)
         return
 
     from bspatial.construction.demonstrations.demos import record_demos
@@ -96,6 +108,117 @@ def main() -> None:
     logger.info("oracle dot IR %.2f ms per observation vs head render %.2f ms (IR/render %.2fx)", ir_ms, render_ms,
                 ir_ms / render_ms)
     _scale_out(args)
+
+
+def _tiny_policy(root: Path) -> str:
+    """A tiny policy trained here on one demonstration of POLICY_TASK (``train("tiny")``): its checkpoint folder."""
+    from bspatial.construction.demonstrations.demos import record_demos
+    from bspatial.modeling.train import train
+
+    record_demos(root / "demos", tasks=[POLICY_TASK], episodes_per_task=1)
+    train("tiny", str(root / "demos"), str(root / "policy"))
+    return str(root / "policy" / "pretrained_model")
+
+
+def _batched(args) -> None:
+    """Section 6: unbatched vs batched episodes per hour per worker count, the stage breakdown, the projection."""
+    import numpy as np
+
+    from bspatial.evaluation.rollout.episodes import load_results
+    from bspatial.evaluation.rollout.plan import RunSettings, plan_episodes
+    from bspatial.evaluation.rollout.runner import BatchSettings, run_rollouts
+
+    tasks = [POLICY_TASK, *SCRIPTED_TASKS[1:]]
+    n = max(args.episodes, max(args.workers) // len(tasks) + 1)   # enough episodes to keep every worker busy
+    plan_episodes("held_out", tasks, n)
+    settings = RunSettings(max_steps=args.max_steps)
+    with tempfile.TemporaryDirectory(prefix="bspatial-batched-bench-") as scratch:
+        root = Path(scratch)
+        checkpoint = _tiny_policy(root)
+        rows = {}
+        for workers in args.workers:
+            for batched in (False, True):
+                out = root / f"w{workers}-{'batched' if batched else 'plain'}"
+                rate, ran = _episodes_per_hour(lambda: run_rollouts(
+                    checkpoint, "held_out", tasks, out, settings, n_episodes=n, workers=workers,
+                    batch=BatchSettings() if batched else None))
+                records = load_results(out)
+                calls = [r["inference_ms"] for r in records if r.get("inference_ms")]
+                mean_ms = sum(c["mean_ms"] * c["calls"] for c in calls) / max(1, sum(c["calls"] for c in calls))
+                steps_per_hour = rate / ran * sum(r["steps"] for r in records)   # episodes may commit early
+                rows[workers, batched] = (rate, mean_ms, steps_per_hour)
+            (plain, plain_ms, _), (batch, batch_ms, _) = rows[workers, False], rows[workers, True]
+            logger.info("tiny policy, %d workers, %d episodes of %d steps: unbatched %.0f episodes/h (%.0f ms per "
+                        "call) | batched %.0f episodes/h (%.0f ms per round trip) | batched/unbatched %.2fx | vs 1 "
+                        "unbatched worker %.2fx", workers, ran, args.max_steps, plain, plain_ms, batch, batch_ms,
+                        batch / plain, batch / rows[args.workers[0], False][0])
+        stages = _stage_breakdown(checkpoint)
+        logger.info("one step, one process: physics %.1f ms | the policy's RGB renders (%s) %.1f ms | model %.1f ms "
+                    "per call (every 10 steps: %.1f ms per step) | batched transport %.1f ms per call (round trip at "
+                    "1 worker minus the model)", stages["physics"], stages["cameras"], stages["render"],
+                    stages["model"], stages["model"] / 10,
+                    rows[args.workers[0], True][1] - rows[args.workers[0], False][1])
+        _tiny_protocol_projection(args, rows, stages)
+
+
+def _stage_breakdown(checkpoint: str) -> dict[str, float]:
+    """Milliseconds of one control step's physics, its three RGB renders, and one model call, in this process."""
+    from bspatial.evaluation.rollout.episodes import load_instance
+    from bspatial.evaluation.rollout.plan import plan_episodes
+    from bspatial.evaluation.rollout.policies import CheckpointPredictor
+    from bspatial.sim.mujoco_backend import MujocoBackend
+    from bspatial.tasks.episode import EpisodeRun
+
+    from bspatial.catalog.schema import POLICY_IMAGE_SIZE
+
+    predictor = CheckpointPredictor(checkpoint)
+    size = POLICY_IMAGE_SIZE   # what a rollout worker's backend renders at (process_backend's default)
+    with MujocoBackend(camera_size=size) as backend:
+        instance, _ = load_instance(backend, plan_episodes("held_out", [POLICY_TASK], 1)[0])
+        run = EpisodeRun(backend, instance, max_steps=200)
+        hold = backend.hold_action()
+        times = {"physics": [], "render": [], "model": []}
+        for step in range(40):
+            start = time.perf_counter()
+            backend.step(hold)
+            times["physics"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            for cam in predictor.cameras:   # what the policy reads (cameras render when a chunk is due; an upper bound)
+                backend.render(cam, rgb_only=True)
+            times["render"].append(time.perf_counter() - start)
+        observation = run.observation()
+        inputs = predictor.prepare(observation, lambda c: backend.render(c, rgb_only=True))
+        predictor.infer(inputs)   # warm-up
+        for _ in range(5):
+            start = time.perf_counter()
+            predictor.infer(inputs)
+            times["model"].append(time.perf_counter() - start)
+    out: dict[str, Any] = {k: 1000.0 * float(sorted(v)[len(v) // 2]) for k, v in times.items()}
+    out["cameras"] = f"{', '.join(predictor.cameras)} at {size} px"
+    return out
+
+
+def _tiny_protocol_projection(args, rows: dict, stages: dict[str, float]) -> None:
+    """The whole manipulation protocol with the tiny policy: its step count (every episode at its task's full budget:
+    the tiny policy seldom commits early) over the fastest measured steps per hour on this machine; then the stated
+    projection for more cores with the model on one GPU."""
+    from bspatial.evaluation.rollout.plan import plan_episodes
+    from bspatial.tasks.budgets import step_budget
+
+    steps = {split: sum(step_budget(e.task) for e in plan_episodes(split)) for split in ("held_out", "prompt_probe")}
+    (workers, batched), (_, _, steps_per_hour) = max(rows.items(), key=lambda item: item[1][2])
+    hours = sum(steps.values()) / steps_per_hour
+    logger.info("whole manipulation protocol with the tiny policy (469 + 700 episodes, %d steps at full budgets) on "
+                "this machine: %.1f h projected from the fastest setting above (%d workers, %s: %.0f steps/h)",
+                sum(steps.values()), hours, workers, "batched" if batched else "unbatched", steps_per_hour)
+    # A projection, not a measurement: simulation scales with the cores (one worker each) while one GPU serves the
+    # batched model calls, so a step costs the CPU its physics and renders only.
+    cpu_ms = stages["physics"] + stages["render"]
+    for cores in (16, 64):
+        projected = sum(steps.values()) * cpu_ms / 1000.0 / cores / 3600.0
+        logger.info("projection (not measured), %d cores + 1 GPU: %.2f h (%.1f ms of simulation per step over %d "
+                    "workers; the model on the GPU assumed to keep up at batch %d)", cores, projected, cpu_ms, cores,
+                    cores)
 
 
 SCALE_OUT_SPLITS = ("held_out", "prompt_probe", "navigation")

@@ -106,14 +106,33 @@ class InProcess(Executor):
             yield key, result
 
 
+THREAD_VARIABLES: tuple[str, ...] = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "LP_NUM_THREADS")
+"""What sizes a worker's thread pools: OpenMP / MKL / OpenBLAS (torch, numpy) and Mesa llvmpipe (rendering)."""
+
+
+def share_the_cores(threads: int) -> None:
+    """Worker initializer: size this process's thread pools to its share of the machine's cores.
+
+    Without it every worker's torch and renderer start one thread per core, so N workers on C cores run N x C
+    busy threads (measured with 2 workers on 2 cores: a tiny policy's chunk took 466 ms instead of 71 ms).
+    """
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, str(threads))   # a user's own setting wins
+    import sys
+
+    if "torch" in sys.modules:   # already imported with the machine's default: resize it too
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
 class LocalPool(Executor):
-    """``workers`` spawned processes of :func:`bspatial.common.processes.worker_pool` (they die with us)."""
+    """``workers`` spawned processes of :func:`bspatial.common.processes.worker_pool` (they die with us), each with
+    its share of the cores for its thread pools (:func:`share_the_cores`)."""
 
     def __init__(self, workers: int) -> None:
         from bspatial.common.processes import worker_pool
 
         self.workers = workers
-        self._pool = worker_pool(workers)
+        self._pool = worker_pool(workers, share_the_cores, (max(1, (os.cpu_count() or 1) // workers),))
         self._futures: dict = {}
         self._order = 0
 

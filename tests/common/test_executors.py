@@ -99,3 +99,16 @@ def test_more_ray_workers_than_cluster_cpus_are_refused(ray_cluster):
         open_executor(workers=3, ray="auto")
     with open_executor(ray="auto") as executor:   # the default: one actor per cluster CPU
         assert executor.workers == 2
+
+
+def test_local_workers_share_the_cores_instead_of_each_taking_all(monkeypatch):
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "LP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    share = max(1, (os.cpu_count() or 1) // 2)
+    names = ("OMP_NUM_THREADS", "LP_NUM_THREADS")   # torch / numpy and Mesa llvmpipe, read in the worker
+    with LocalPool(2) as pool:
+        for name in names:
+            pool.submit(name, os.getenv, name)
+        results = dict(pool.completed())
+    assert results == {name: str(share) for name in names}
+    assert os.getenv("OMP_NUM_THREADS") is None   # the parent keeps its own
