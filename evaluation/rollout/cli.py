@@ -37,7 +37,8 @@ def rollout(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     ir: Annotated[Optional[str], typer.Option(
         help="IR checkpoints: oracle (simulator target, the default), predicted (a grounding VLM, needs "
-             "--ir-model) or none (unmarked IR image).")] = None,
+             "--ir-model), none (unmarked IR image) or wrong (the oracle cue on the target scripted-wrong pursues: "
+             "another candidate, the mirrored side, another layer).")] = None,
     ir_model: Annotated[Optional[str], typer.Option(
         help="--ir predicted: the grounding VLM's backend spec, e.g. chance, openai:<url>#<model>, a hub id.")] = None,
     condition: Annotated[str, typer.Option(

@@ -21,7 +21,12 @@ An IR checkpoint (``config.ir_mode`` ``"dot"`` or ``"attn_map"``) reads one extr
      point gives no target (an unmarked image); simulator coordinates are never used as a fallback. The
      appendix says "the current head-camera image", so the VLM is queried at every policy observation,
      like the oracle cue ("the current-view cue is recomputed for each policy observation", App. 13.3);
-   * ``none``: no target at all (the IR slot gets the unmarked head image / a uniform dark-blue map).
+   * ``none``: no target at all (the IR slot gets the unmarked head image / a uniform dark-blue map);
+   * ``wrong`` (the grounding-cue ladder's last rung): the oracle cue of a wrong target, the goal the
+     ``scripted-wrong`` reference pursues on the same episode (:func:`bspatial.tasks.experts.references.
+     wrong_target_instance`, drawn from the same per-episode seed): another candidate (reach), the mirrored side
+     (directional placement) or the nearest other layer (container). A policy that grounds from the cue follows
+     it to the wrong target; one that grounds from the language ignores it.
 
 2. the IR image is rendered with the checkpoint's mode (:func:`render_dot_ir` or
    :func:`render_attention_map_ir`); no target -> no dot / uniform dark blue (Appendix 13.3);
@@ -56,7 +61,7 @@ from bspatial.tasks.base import TaskInstance
 
 logger = logging.getLogger(__name__)
 
-IR_SOURCES: tuple[str, ...] = ("oracle", "predicted", "none")
+IR_SOURCES: tuple[str, ...] = ("oracle", "predicted", "none", "wrong")
 """Where an IR checkpoint's target comes from at rollout time (``bspatial rollout --ir``)."""
 IR_CHECKPOINT_MODES: tuple[str, ...] = ("dot", "attn_map")
 """``config.ir_mode`` values that add an IR image slot (modeling/configuration_bspatial_vla.py)."""
@@ -114,6 +119,21 @@ def destination_corners(backend: SimBackend, instance: TaskInstance) -> np.ndarr
     return box_corners(np.asarray(bbox.center, float) - origin + goal, bbox.half_extents, bbox.rotation)
 
 
+def cue_goal(instance: TaskInstance) -> dict[str, Any]:
+    """The goal an oracle cue of ``instance`` marks, as the scoring rules name goals: the reach target
+    (``{"target": name}``), the side of the reference its goal point lies on (``{"side": "left" | "right"}``) or
+    the layer it lies in (``{"layer": n}``). For an instance whose goal point was moved (a wrong cue's) this is
+    the goal the cue shows, not the instructed one."""
+    if instance.manipulated is None:
+        return {"target": instance.target}
+    if instance.countertop is not None:
+        geo = instance.countertop
+        offset = float(np.dot(np.asarray(instance.placement.goal_point, float)[:2] - geo.reference_center,
+                              geo.right_axis))
+        return {"side": "right" if offset > 0 else "left"}
+    return {"layer": int(instance.placement.layer)}
+
+
 class OracleTarget:
     """Simulator-derived IR target of Appendix 13.3 (see the module docstring).
 
@@ -135,6 +155,10 @@ class OracleTarget:
     def __call__(self, frame) -> tuple[int, int] | None:
         return ir_target_pixel(self.corners(), frame.K, frame.T_world_cam, (frame.width, frame.height),
                                out_size=POLICY_IMAGE_SIZE)
+
+    def describe(self) -> dict[str, Any]:
+        """What the cue marks, in the terms the Table S4 rules score (:func:`cue_goal`)."""
+        return cue_goal(self.instance)
 
 
 class PredictedTarget:
@@ -227,6 +251,8 @@ class IRConditioner:
                                "observations": self.observations, "without_target": self.without_target}
         if isinstance(self.target, PredictedTarget):
             out.update(vlm_queries=self.target.queries, failed_predictions=self.target.failed)
+        if isinstance(self.target, OracleTarget):
+            out["cue"] = self.target.describe()
         return out
 
 
@@ -234,12 +260,19 @@ _VLMS: dict[str, Any] = {}  # one grounding backend per process and spec (loadin
 
 
 def make_conditioner(settings: IRSettings, ir_mode: str, anchor: bool, backend: SimBackend,
-                     instance: TaskInstance, dot_radius: int | None = None) -> IRConditioner:
+                     instance: TaskInstance, dot_radius: int | None = None,
+                     rng: np.random.Generator | None = None) -> IRConditioner:
     """The episode's conditioner for a checkpoint with ``ir_mode`` (and ``ir_dot_radius``) under the run's
-    ``settings``."""
+    ``settings``; ``rng`` (the episode's, required by ``wrong``) draws the wrong target."""
     target: TargetFn | None = None
     if settings.source == "oracle":
         target = OracleTarget(backend, instance)
+    elif settings.source == "wrong":
+        from bspatial.tasks.experts.references import wrong_target_instance
+
+        if rng is None:
+            raise ValueError("ir='wrong' needs the episode's rng (the one scripted-wrong draws its target with)")
+        target = OracleTarget(backend, wrong_target_instance(instance, rng))
     elif settings.source == "predicted":
         from bspatial.evaluation.vlm.backends import load_backend
 
@@ -249,5 +282,5 @@ def make_conditioner(settings: IRSettings, ir_mode: str, anchor: bool, backend: 
     return IRConditioner(ir_mode, settings.source, target, anchor, dot_radius)
 
 
-__all__ = ["GROUNDING_RENDER_SIZE", "IRConditioner", "IRSettings", "IR_CHECKPOINT_MODES", "IR_SOURCES", "NO_IR",
+__all__ = ["GROUNDING_RENDER_SIZE", "IRConditioner", "cue_goal", "IRSettings", "IR_CHECKPOINT_MODES", "IR_SOURCES", "NO_IR",
            "OracleTarget", "PredictedTarget", "destination_corners", "make_conditioner", "target_kind"]

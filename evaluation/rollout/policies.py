@@ -388,8 +388,9 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     predictor.reseed(episode_noise_seed(settings.seed, instance.seed))
     conditioner = None
     if predictor.ir_mode != "none":
+        # The wrong cue's target is drawn as scripted-wrong draws its goal: the same first draw of the episode's rng.
         conditioner = make_conditioner(ir, predictor.ir_mode, predictor.anchor, backend, instance,
-                                       predictor.ir_dot_radius)
+                                       predictor.ir_dot_radius, np.random.default_rng(episode_seed))
     elif ir.source != "none":
         raise ValueError(f"ir={ir.source!r} given for checkpoint {policy_spec!r}, which has ir_mode='none'")
     context = None

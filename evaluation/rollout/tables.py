@@ -243,12 +243,15 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
       has two or more policies, the S9 / S10 comparison ``table_s9_held_out`` / ``table_s10_prompt_probe``;
     * ``failure_modes.{md,csv}`` (primary modes), ``failure_secondary.{md,csv}`` (secondary annotations) and,
       when a run used a Spa-Bench condition, ``spa_bench_conditions.{md,csv}``;
-    * navigation records: ``table_s11.{md,csv}``.
+    * navigation records: ``table_s11.{md,csv}``;
+    * when a run used the wrong cue (``--ir wrong``): ``cue_ladder.{md,csv}``, success per policy and cue with the
+      share of episodes that followed the wrong cue (:mod:`bspatial.evaluation.rollout.cue_ladder`).
     """
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.common.files import atomic_write_text
 
-    records = [r for run in runs for r in load_results(run)]
+    by_run = {str(run): load_results(run) for run in runs}
+    records = [r for run_records in by_run.values() for r in run_records]
     if not records:
         raise ValueError(f"no episode result files under {[str(r) for r in runs]}")
     out = Path(out)
@@ -276,11 +279,34 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
             atomic_write_text(written[f"{stem}.md"], to_markdown(rows))
             atomic_write_text(written[f"{stem}.csv"], to_csv(rows))
     written.update(_write_spa_bench(records, out))
+    written.update(_write_cue_ladder(by_run, out))
     for (policy, split), group in manipulation.items():
         stem = f"per_task_{folder_name(policy_label(policy).split(' ')[0]).strip('_')}_{split}"   # no ':' or '/'
         written[f"{stem}.md"], written[f"{stem}.csv"] = out / f"{stem}.md", out / f"{stem}.csv"
         atomic_write_text(written[f"{stem}.md"], _per_task_markdown(group))
         atomic_write_text(written[f"{stem}.csv"], to_csv(per_task_rows(group)))
+    return written
+
+
+def _write_cue_ladder(by_run: Mapping[str, list], out: Path) -> dict[str, Path]:
+    """``cue_ladder`` when any record was run with the wrong cue, over every run given (the references bound it)."""
+    import json
+
+    from bspatial.common.files import atomic_write_text
+    from bspatial.evaluation.rollout.cue_ladder import ir_source, ladder_rows
+    from bspatial.evaluation.rollout.runner import MANIFEST_NAME
+
+    if not any(ir_source(r) == "wrong" for records in by_run.values() for r in records):
+        return {}
+    runs = {}
+    for run, records in by_run.items():
+        manifest = Path(run) / MANIFEST_NAME   # the run's seed draws the wrong target (scripted-wrong's too)
+        seed = json.loads(manifest.read_text()).get("seed", 0) if manifest.is_file() else 0
+        runs[run] = (records, int(seed))
+    rows = ladder_rows(runs)
+    written = {"cue_ladder.md": out / "cue_ladder.md", "cue_ladder.csv": out / "cue_ladder.csv"}
+    atomic_write_text(written["cue_ladder.md"], to_markdown(rows, {"followed_cue": "Followed the wrong cue"}))
+    atomic_write_text(written["cue_ladder.csv"], to_csv(rows))
     return written
 
 

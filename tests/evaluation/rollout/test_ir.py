@@ -202,3 +202,49 @@ def test_ir_settings_are_checked_against_the_checkpoint(tmp_path, tiny_checkpoin
         resolve_ir(str(tiny_dot_anchor_checkpoint), "held_out", "oracle", "chance")
     with pytest.raises(ValueError, match="unknown model kind 'vllmx'"):
         resolve_ir(str(tiny_dot_anchor_checkpoint), "held_out", "predicted", "vllmx:model")
+
+
+def test_the_wrong_cue_marks_the_candidate_scripted_wrong_reaches(backend, tiny_dot_anchor_checkpoint):
+    """The cue ladder's last rung: the dot sits on a non-instructed candidate's independent projection at every
+    chunk, and that candidate is the one the scripted-wrong reference touches first on the same episode and seed."""
+    from bspatial.tasks import sample_instance
+    from bspatial.tasks.episode import run_episode
+
+    instance = sample_instance("reach_plate", "largest", 1_000_000)
+    backend.load(instance.scene)
+    boxes, fed = [], []
+    real_render = backend.render
+
+    def render(camera, **kwargs):
+        frame = real_render(camera, **kwargs)
+        if camera == "head":
+            boxes.append((frame, {c: backend.object_bbox(c) for c in instance.candidates}))
+        return frame
+
+    backend.render = render
+    policy = make_policy(str(tiny_dot_anchor_checkpoint), backend, instance, RunSettings(ir=IRSettings("wrong")))
+    inner = policy.predictor
+
+    def predictor(observation):
+        chunk = inner(observation)
+        fed.append(inner.predictor.last_batch["observation.images.ir"][0].permute(1, 2, 0).numpy())
+        return chunk
+
+    policy.predictor = predictor
+    run_episode(backend, instance, policy, max_steps=25)
+    backend.render = real_render
+    summary = inner.conditioner.summary()
+    cued = summary["cue"]["target"]
+    assert summary["source"] == "wrong" and cued in instance.candidates and cued != instance.target
+    assert len(fed) == len(boxes) >= 2
+    for (frame, by_name), ir in zip(boxes, fed):
+        box = by_name[cued]
+        x, y = expected_pixel(box.center, box.half_extents, box.rotation, frame.K, frame.T_world_cam,
+                              frame.width, frame.height)
+        assert tuple(np.argwhere(np.all(ir == DOT_COLOR, axis=-1)).mean(axis=0)) == (y, x)
+
+    backend.load(instance.scene)
+    wrong = run_episode(backend, instance, make_policy("scripted-wrong", backend, instance, RunSettings()))
+    contacts = np.asarray(wrong.trace.eef_contacts)
+    first = contacts[np.flatnonzero(contacts.any(axis=1))[0]]
+    assert wrong.outcome.outcome == "wrong" and [wrong.trace.candidate_names[i] for i in np.flatnonzero(first)] == [cued]

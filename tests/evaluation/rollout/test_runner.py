@@ -39,7 +39,7 @@ def test_plan_follows_the_split_manifests():
     (dict(policy_spec="random", ir="oracle"), "ir='oracle' needs a checkpoint with ir_mode"),
     (dict(policy_spec="scripted", ir="predicted", ir_model="chance"), "has no IR image slot"),
     (dict(ir="predicted"), "ir='predicted' needs ir_model"),
-    (dict(ir="sideways"), "ir must be one of oracle, predicted, none, got 'sideways'"),
+    (dict(ir="sideways"), "ir must be one of oracle, predicted, none, wrong, got 'sideways'"),
     (dict(tasks=["reach_moon"]), "unknown task 'reach_moon' (did you mean 'reach_tool'?); known tasks for split "
                                   "'held_out': reach_food_item"),
     (dict(tasks=["place_saucer"]), "has no held_out episodes"),
