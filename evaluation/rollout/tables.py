@@ -87,11 +87,14 @@ def group_records(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str],
 
     Only the paper's protocol enters these tables: records of the ``spatial`` condition (the instruction
     as planned; records without a condition are that) that were applicable. Spa-Bench conditions have
-    their own layout (:mod:`bspatial.evaluation.rollout.spa_bench`).
+    their own layout (:mod:`bspatial.evaluation.rollout.spa_bench`), and so do episodes run with the wrong cue
+    (``--ir wrong``: the cue ladder's, :mod:`bspatial.evaluation.rollout.cue_ladder`).
     """
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for r in records:
         if r.get("condition", "spatial") != "spatial" or r.get("status") == "not_applicable":
+            continue
+        if (r.get("ir") or {}).get("source") == "wrong":
             continue
         groups.setdefault((r["policy"], r["split"]), []).append(r)
 

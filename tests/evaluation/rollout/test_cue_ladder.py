@@ -77,3 +77,6 @@ def test_the_ladder_table_puts_the_policy_between_its_bands(tmp_path, tiny_dot_a
     assert by["scripted", "none"]["followed_cue"].startswith("0.0 ")
     assert by[checkpoint, "oracle"]["followed_cue"] == "-"   # no wrong cue on that rung
     assert by[checkpoint, "wrong"]["followed_cue"] != "-"
+    # Table 4 is the paper's protocol: the wrong-cue episodes stay out of it (2 oracle episodes in the row).
+    table4 = list(csv.DictReader(io.StringIO(written["table4.csv"].read_text())))
+    assert [r["held_out_n"] for r in table4 if r["policy"].startswith(checkpoint)] == ["2"]
