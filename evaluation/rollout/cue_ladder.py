@@ -75,11 +75,11 @@ __all__ = ["LADDER", "cue_of", "followed_cue", "ir_source", "wrong_cue"]
 
 
 def ladder_rows(runs: Mapping[str, tuple[list[Mapping[str, Any]], int]]) -> list[dict[str, Any]]:
-    """One row per (policy, rung): episodes, strict / soft (Wilson 95%, percent) and the share that followed the
-    wrong cue (the ``wrong`` rung and the scripted references; ``"-"`` elsewhere).
+    """Rows per (policy, rung): each task, then POOLED: episodes, strict / soft (Wilson 95%, percent) and the share
+    that followed the wrong cue (the ``wrong`` rung and the scripted references; ``"-"`` elsewhere).
 
     Args:
-        runs: run name -> (its manipulation records, its run seed).
+        runs: run name -> (its records, its run seed).
     """
     from bspatial.evaluation.rollout.tables import format_rate, policy_label, rates_of
     from bspatial.scoring.action import RateWithCI
@@ -92,15 +92,17 @@ def ladder_rows(runs: Mapping[str, tuple[list[Mapping[str, Any]], int]]) -> list
             groups.setdefault((record["policy"], ir_source(record)), []).append((record, seed))
     rows = []
     for (policy, rung), members in sorted(groups.items(), key=lambda kv: (kv[0][0], LADDER.index(kv[0][1]))):
-        records = [r for r, _ in members]
-        rates = rates_of(records)
-        follow = "-"
-        if rung == "wrong" or policy in ("scripted", "scripted-wrong"):
-            followed = [followed_cue(r, cue_of(r, seed)) for r, seed in members]
-            scored = [f for f in followed if f is not None]
+        scores_cue = rung == "wrong" or policy in ("scripted", "scripted-wrong")
+        followed = [followed_cue(r, cue_of(r, seed)) if scores_cue else None for r, seed in members]
+        tasks = list(dict.fromkeys(r["task"] for r, _ in members))
+        for task in [*tasks, "POOLED"]:
+            chosen = [i for i, (r, _) in enumerate(members) if task in ("POOLED", r["task"])]
+            records = [members[i][0] for i in chosen]
+            rates = rates_of(records)
+            scored = [followed[i] for i in chosen if followed[i] is not None]
             follow = format_rate(RateWithCI.from_counts(sum(scored), len(scored))) if scored else "-"
-        rows.append({"policy": policy_label(policy), "cue": rung, "n": len(records),
-                     "strict": format_rate(rates.strict), "soft": format_rate(rates.soft), "followed_cue": follow})
+            rows.append({"policy": policy_label(policy), "cue": rung, "task": task, "n": len(records),
+                         "strict": format_rate(rates.strict), "soft": format_rate(rates.soft), "followed_cue": follow})
     return rows
 
 

@@ -68,7 +68,8 @@ def test_the_ladder_table_puts_the_policy_between_its_bands(tmp_path, tiny_dot_a
         run_rollouts(reference, "held_out", ["reach_plate"], runs[-1], RunSettings(seed=3), n_episodes=2)
     written = write_tables(runs, tmp_path / "tables")
     rows = list(csv.DictReader(io.StringIO(written["cue_ladder.csv"].read_text())))
-    by = {(r["policy"].split(" ")[0], r["cue"]): r for r in rows}
+    assert {r["task"] for r in rows} == {"reach_plate", "POOLED"}
+    by = {(r["policy"].split(" ")[0], r["cue"]): r for r in rows if r["task"] == "POOLED"}
     checkpoint = next(p for p, cue in by if cue == "wrong")
     assert set(by) == {(checkpoint, "oracle"), (checkpoint, "wrong"), ("scripted", "none"), ("scripted-wrong", "none")}
     assert all(by[k]["n"] == "2" for k in by)
