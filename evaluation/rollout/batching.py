@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from multiprocessing.connection import Client, Listener
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -56,17 +56,22 @@ class RemoteInferenceError(RuntimeError):
 class InferenceServer:
     """Serves :meth:`CheckpointPredictor.infer_batch` of one checkpoint to local clients (a context manager).
 
+    Args:
+        load: builds the predictor (a :class:`~bspatial.evaluation.rollout.policies.CheckpointPredictor`), called
+            once on entering, with its weights loaded then: a bad checkpoint fails there, not in a worker's request.
+        max_batch, max_wait_s: the size cap and the wait cap of a batch.
+
     Attributes:
         address: the :class:`ServerAddress` to give the clients.
         batch_sizes: the size of every batch run so far (for the benchmark and the tests).
     """
 
-    def __init__(self, checkpoint: str, max_batch: int, max_wait_s: float = DEFAULT_MAX_WAIT_S) -> None:
+    def __init__(self, load: Callable[[], Any], max_batch: int, max_wait_s: float = DEFAULT_MAX_WAIT_S) -> None:
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
             raise ValueError(f"max_batch must be an int >= 1, got {max_batch!r}")
         if not max_wait_s >= 0:
             raise ValueError(f"max_wait_s must be >= 0, got {max_wait_s!r}")
-        self.checkpoint, self.max_batch, self.max_wait_s = checkpoint, max_batch, float(max_wait_s)
+        self.load, self.max_batch, self.max_wait_s = load, max_batch, float(max_wait_s)
         self.batch_sizes: list[int] = []
         self._requests: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -77,10 +82,8 @@ class InferenceServer:
         self.address: ServerAddress | None = None
 
     def __enter__(self) -> InferenceServer:
-        from bspatial.evaluation.rollout.policies import CheckpointPredictor
-
-        self.predictor = CheckpointPredictor(self.checkpoint)
-        self.predictor.model   # load now: a bad checkpoint fails here, not in the first worker's request
+        self.predictor = self.load()
+        self.predictor.model   # the weights now: a bad checkpoint fails here, not in the first worker's request
         self._folder = tempfile.TemporaryDirectory(prefix="bspatial-inference-")
         path = str(Path(self._folder.name) / "policy.sock")
         authkey = os.urandom(16)

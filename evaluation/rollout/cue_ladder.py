@@ -74,36 +74,29 @@ def cue_of(record: Mapping[str, Any], run_seed: int) -> dict[str, Any]:
 __all__ = ["LADDER", "cue_of", "followed_cue", "ir_source", "wrong_cue"]
 
 
-def ladder_rows(runs: Mapping[str, tuple[list[Mapping[str, Any]], int]]) -> list[dict[str, Any]]:
-    """Rows per (policy, rung): each task, then POOLED: episodes, strict / soft (Wilson 95%, percent) and the share
-    that followed the wrong cue (the ``wrong`` rung and the scripted references; ``"-"`` elsewhere).
+def ladder_cells(runs: Mapping[str, tuple[list[Mapping[str, Any]], int]]) -> list[dict[str, Any]]:
+    """The ladder's cells, per (policy spec, rung): each task, then POOLED, with their records and, where the wrong
+    cue is scored (the ``wrong`` rung and the scripted references), whether each followed it (else None).
 
     Args:
         runs: run name -> (its records, its run seed).
     """
-    from bspatial.evaluation.rollout.tables import format_rate, policy_label, rates_of
-    from bspatial.scoring.action import RateWithCI
-
     groups: dict[tuple[str, str], list[tuple[Mapping[str, Any], int]]] = {}
     for records, seed in runs.values():
         for record in records:
             if record.get("status") == "not_applicable" or record.get("split") not in ("held_out", "prompt_probe"):
                 continue
             groups.setdefault((record["policy"], ir_source(record)), []).append((record, seed))
-    rows = []
+    cells = []
     for (policy, rung), members in sorted(groups.items(), key=lambda kv: (kv[0][0], LADDER.index(kv[0][1]))):
         scores_cue = rung == "wrong" or policy in ("scripted", "scripted-wrong")
         followed = [followed_cue(r, cue_of(r, seed)) if scores_cue else None for r, seed in members]
         tasks = list(dict.fromkeys(r["task"] for r, _ in members))
         for task in [*tasks, "POOLED"]:
             chosen = [i for i, (r, _) in enumerate(members) if task in ("POOLED", r["task"])]
-            records = [members[i][0] for i in chosen]
-            rates = rates_of(records)
-            scored = [followed[i] for i in chosen if followed[i] is not None]
-            follow = format_rate(RateWithCI.from_counts(sum(scored), len(scored))) if scored else "-"
-            rows.append({"policy": policy_label(policy), "cue": rung, "task": task, "n": len(records),
-                         "strict": format_rate(rates.strict), "soft": format_rate(rates.soft), "followed_cue": follow})
-    return rows
+            cells.append({"policy": policy, "cue": rung, "task": task, "records": [members[i][0] for i in chosen],
+                          "followed": [followed[i] for i in chosen if followed[i] is not None]})
+    return cells
 
 
-__all__ += ["ladder_rows"]
+__all__ += ["ladder_cells"]

@@ -32,6 +32,7 @@ import contextlib
 import json
 import logging
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -42,7 +43,8 @@ from bspatial.common.locks import run_folder_lock
 from bspatial.evaluation.rollout.batching import DEFAULT_MAX_WAIT_S, InferenceServer
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one, write_record
 from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, RunSettings, plan_episodes, resolve_tasks
-from bspatial.evaluation.rollout.policies import REFERENCE_BEHAVIOURS, check_policy_spec, resolve_ir
+from bspatial.evaluation.rollout.policies import (REFERENCE_BEHAVIOURS, CheckpointPredictor, check_policy_spec,
+                                                  resolve_ir)
 from bspatial.sim.process import close_process_backends, process_backend
 
 if TYPE_CHECKING:
@@ -202,8 +204,8 @@ def _run_todo(todo: list[SplitEntry], policy_spec: str, out: Path, settings: Run
     bar = progress_bar(len(todo), "episodes", "episode", enabled=progress)
     # A worker pool is not worth its start-up for one episode; Ray is asked for by name, so it is used.
     local_workers = 1 if len(todo) <= 1 and ray is None else workers
-    server = (InferenceServer(policy_spec, batch.max_batch or local_workers or 1, batch.max_wait_s)
-              if batch is not None else contextlib.nullcontext())
+    server = (InferenceServer(partial(CheckpointPredictor, policy_spec), batch.max_batch or local_workers or 1,
+                              batch.max_wait_s) if batch is not None else contextlib.nullcontext())
     try:
         with server, open_executor(local_workers, ray) as executor:
             inference = server.address if batch is not None else None

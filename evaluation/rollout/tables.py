@@ -296,7 +296,7 @@ def _write_cue_ladder(by_run: Mapping[str, list], out: Path) -> dict[str, Path]:
     import json
 
     from bspatial.common.files import atomic_write_text
-    from bspatial.evaluation.rollout.cue_ladder import ir_source, ladder_rows
+    from bspatial.evaluation.rollout.cue_ladder import ir_source, ladder_cells
     from bspatial.evaluation.rollout.runner import MANIFEST_NAME
 
     if not any(ir_source(r) == "wrong" for records in by_run.values() for r in records):
@@ -306,7 +306,13 @@ def _write_cue_ladder(by_run: Mapping[str, list], out: Path) -> dict[str, Path]:
         manifest = Path(run) / MANIFEST_NAME   # the run's seed draws the wrong target (scripted-wrong's too)
         seed = json.loads(manifest.read_text()).get("seed", 0) if manifest.is_file() else 0
         runs[run] = (records, int(seed))
-    rows = ladder_rows(runs)
+    rows = []
+    for cell in ladder_cells(runs):
+        rates, followed = rates_of(cell["records"]), cell["followed"]
+        rows.append({"policy": policy_label(cell["policy"]), "cue": cell["cue"], "task": cell["task"],
+                     "n": len(cell["records"]), "strict": format_rate(rates.strict), "soft": format_rate(rates.soft),
+                     "followed_cue": (format_rate(RateWithCI.from_counts(sum(followed), len(followed)))
+                                      if followed else "-")})
     written = {"cue_ladder.md": out / "cue_ladder.md", "cue_ladder.csv": out / "cue_ladder.csv"}
     atomic_write_text(written["cue_ladder.md"], to_markdown(rows, {"followed_cue": "Followed the wrong cue"}))
     atomic_write_text(written["cue_ladder.csv"], to_csv(rows))

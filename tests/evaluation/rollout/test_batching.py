@@ -43,7 +43,7 @@ def test_two_waiting_requests_run_as_one_batch_and_get_the_unbatched_chunks(tiny
         predictor.reseed(seed)
         expected.append(predictor.infer(predictor.processor(raw)))
     # A long wait: the first request waits for the second, so the two run as one batch of 2.
-    with InferenceServer(str(tiny_checkpoint), max_batch=2, max_wait_s=30.0) as server:
+    with InferenceServer(lambda: CheckpointPredictor(str(tiny_checkpoint)), max_batch=2, max_wait_s=30.0) as server:
         got = [None, None]
 
         def ask(i):
