@@ -70,19 +70,15 @@ def main() -> None:
         _batched(args)
         return
 
-    from bspatial.construction.demonstrations.demos import record_demos
     from bspatial.evaluation.rollout.plan import RunSettings, plan_episodes
     from bspatial.evaluation.rollout.runner import run_rollouts
-    from bspatial.modeling.train import train
 
     for split, tasks in (("held_out", [POLICY_TASK, *SCRIPTED_TASKS]), ("navigation", NAV_TASKS)):
         plan_episodes(split, tasks, args.episodes)  # cached in-process: the timings below exclude planning
 
     with tempfile.TemporaryDirectory(prefix="bspatial-rollout-bench-") as scratch:
         root = Path(scratch)
-        record_demos(root / "demos", tasks=[POLICY_TASK], episodes_per_task=1)
-        train("tiny", str(root / "demos"), str(root / "policy"))
-        checkpoint = str(root / "policy" / "pretrained_model")
+        checkpoint = _tiny_policy(root)
 
         rates = {}
         for name, latency in (("sync", 0), ("async", args.latency)):

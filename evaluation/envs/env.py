@@ -299,14 +299,9 @@ class BSpatialEnv(gym.Env):
         return self.episode_offset % n if self._index is None else (self._index + self.episode_stride) % n
 
     def _write_record(self) -> None:
-        import json
+        from bspatial.evaluation.rollout.episodes import write_record
 
-        from bspatial.common.files import atomic_write_text
-        from bspatial.evaluation.rollout.episodes import result_path
-
-        path = result_path(self.record_dir, self._episode)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(self._record))
+        write_record(self.record_dir, self._episode, self._record)
 
     def _observe(self) -> dict[str, Any]:
         frames = {cam: self._backend.render(cam, rgb_only=True).rgb for cam in self.cameras}

@@ -220,6 +220,8 @@ class RemoteEpisodePredictor:
 
     def __init__(self, local, client: InferenceClient) -> None:
         self.local, self.client = local, client   # local: the episode's EpisodePredictor (its weights never load)
+        # What the episode's record reads from a predictor (the IR summary, the context frames).
+        self.conditioner, self.context = local.conditioner, local.context
 
     def prepare(self, observation) -> tuple[dict[str, Any], Any]:
         predictor = self.local.predictor
@@ -231,9 +233,6 @@ class RemoteEpisodePredictor:
 
     def __call__(self, observation) -> np.ndarray:
         return self.infer(self.prepare(observation))
-
-    def __getattr__(self, name: str):
-        return getattr(self.local, name)   # conditioner, context, ...: what the episode's record reads
 
 
 __all__ = ["DEFAULT_MAX_WAIT_S", "InferenceClient", "InferenceServer", "RemoteEpisodePredictor",

@@ -23,14 +23,12 @@ LADDER = ("oracle", "predicted", "none", "wrong")
 
 def wrong_cue(record: Mapping[str, Any], run_seed: int) -> dict[str, Any]:
     """The wrong cue of ``record``'s episode: the goal ``scripted-wrong`` pursues with run seed ``run_seed``."""
-    import numpy as np
-
+    from bspatial.evaluation.rollout.plan import episode_rng
     from bspatial.tasks import sample_instance
     from bspatial.tasks.experts.references import wrong_target_instance
 
     instance = sample_instance(record["task"], record["variant"], int(record["seed"]))
-    rng = np.random.default_rng([int(run_seed), int(instance.seed or 0)])   # make_policy's episode seed
-    return cue_goal(wrong_target_instance(instance, rng))
+    return cue_goal(wrong_target_instance(instance, episode_rng(run_seed, instance.seed)))
 
 
 def followed_cue(record: Mapping[str, Any], cue: Mapping[str, Any]) -> bool | None:

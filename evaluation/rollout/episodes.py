@@ -176,6 +176,7 @@ def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Pat
 def write_record(out: Path, episode: SplitEntry, record: dict[str, Any]) -> Path:
     """Write ``episode``'s result record to its file under ``out`` (atomically: a kill leaves no half file)."""
     path = result_path(out, episode)
+    path.parent.mkdir(parents=True, exist_ok=True)   # a gymnasium env's record folder may not exist yet
     atomic_write_text(path, json.dumps(record))
     return path
 

@@ -77,9 +77,16 @@ def episode_noise_seed(run_seed: int, scene_seed: int | None) -> int:
         >>> episode_noise_seed(0, 7) == episode_noise_seed(0, 7) != episode_noise_seed(1, 7)
         True
     """
+    return int(episode_rng(run_seed, scene_seed).integers(2**31))
+
+
+def episode_rng(run_seed: int, scene_seed: int | None):
+    """The episode's random generator: seeded by the run's ``--seed`` and the episode's scene seed. The random
+    policy, the scripted references' wrong targets, the wrong IR cue (the same draw as scripted-wrong's) and the
+    noise seed all start from it."""
     import numpy as np
 
-    return int(np.random.default_rng([int(run_seed), int(scene_seed or 0)]).integers(2**31))
+    return np.random.default_rng([int(run_seed), int(scene_seed or 0)])
 
 
 def _check_split(split: str) -> str:

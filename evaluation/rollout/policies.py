@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from bspatial.catalog.schema import CONTROL_HZ, STATE_KEY, TASK_KEY, image_key
-from bspatial.evaluation.rollout.plan import RunSettings, episode_noise_seed
+from bspatial.evaluation.rollout.plan import RunSettings, episode_noise_seed, episode_rng
 from bspatial.sim.backend import SimBackend
 
 
@@ -363,7 +363,6 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     from bspatial.evaluation.rollout.ir import NO_IR, make_conditioner
 
     ir = NO_IR if settings.ir is None else settings.ir
-    episode_seed = [int(settings.seed), int(instance.seed or 0)]
     if policy_spec == "hold" or (policy_spec == "scripted" and settings.condition == "no_intervention"):
         # Never moves: the spawn pose is commanded at every step. (The privileged expert knows that a
         # no-intervention goal already holds: its reference behaviour is to stay still.)
@@ -373,9 +372,9 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
         from bspatial.tasks.experts import make_expert   # every family, navigation's grid-A* expert included
         return make_expert(backend, instance)
     if policy_spec == "random":
-        return RandomPolicy(np.random.default_rng(episode_seed))
+        return RandomPolicy(episode_rng(settings.seed, instance.seed))
     if policy_spec in REFERENCE_BEHAVIOURS:
-        return _reference_behaviour(policy_spec, backend, instance, np.random.default_rng(episode_seed), training_variant)
+        return _reference_behaviour(policy_spec, backend, instance, episode_rng(settings.seed, instance.seed), training_variant)
     external = _external(policy_spec)
     if external is not None:
         _, module, target = external
@@ -390,7 +389,7 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     if predictor.ir_mode != "none":
         # The wrong cue's target is drawn as scripted-wrong draws its goal: the same first draw of the episode's rng.
         conditioner = make_conditioner(ir, predictor.ir_mode, predictor.anchor, backend, instance,
-                                       predictor.ir_dot_radius, np.random.default_rng(episode_seed))
+                                       predictor.ir_dot_radius, episode_rng(settings.seed, instance.seed))
     elif ir.source != "none":
         raise ValueError(f"ir={ir.source!r} given for checkpoint {policy_spec!r}, which has ir_mode='none'")
     context = None

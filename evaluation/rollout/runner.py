@@ -67,10 +67,9 @@ class BatchSettings:
 
     def check(self, policy_spec: str, ray: str | None) -> None:
         """Refuses what cannot be served: a policy that is not our checkpoint, Ray actors, bad sizes."""
-        from bspatial.evaluation.rollout.policies import EXTERNAL_POLICIES, REFERENCE_BEHAVIOURS
+        from bspatial.evaluation.rollout.policies import EXTERNAL_POLICIES, POLICY_KINDS
 
-        kind = policy_spec.partition(":")[0]
-        if policy_spec in ("scripted", "random", "hold", *REFERENCE_BEHAVIOURS) or kind in EXTERNAL_POLICIES:
+        if policy_spec in POLICY_KINDS or policy_spec.partition(":")[0] in EXTERNAL_POLICIES:
             raise ValueError(f"batched inference serves BSpatialVLA checkpoints; policy {policy_spec!r} is not one "
                              "(an openpi server batches on its own side)")
         if ray is not None:
