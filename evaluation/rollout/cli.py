@@ -85,7 +85,7 @@ def rollout(
     except KeyboardInterrupt:
         typer.echo(f"interrupted: rerun the same command to resume {out}", err=True)
         raise typer.Exit(code=130) from None
-    for name in ("table4.md", "table_s11.md", "spa_bench_conditions.md"):
+    for name in ("table4.md", "table_s11.md", "spa_bench_conditions.md", "cue_ladder.md"):
         if name in written:
             typer.echo(written[name].read_text())
     latency = pooled_latency(load_results(out))
