@@ -184,18 +184,42 @@ def _horizon(config: dict[str, Any]) -> int | None:
     return int(value) if value else None
 
 
+class PolicyInputs:
+    """The env side of a policy's inputs, built without its weights: the cameras it reads, and the observation as
+    lerobot-eval hands it to a policy's own preprocessor (a batch of one)."""
+
+    def __init__(self, spec: LeRobotSpec) -> None:
+        import lerobot.policies  # noqa: F401  (registers the policy config types from_pretrained looks up)
+        from lerobot.configs.policies import PreTrainedConfig
+
+        from bspatial.evaluation.envs.lerobot_env import env_preprocessor
+
+        self.config = PreTrainedConfig.from_pretrained(str(spec.folder))
+        self.cameras = tuple(c for c in CAMERAS if image_key(c) in self.config.image_features)
+        self.env_preprocessor = env_preprocessor(self.cameras)
+        self.horizon = _horizon(json.loads((spec.folder / "config.json").read_text()))
+
+    def __call__(self, observation, backend) -> dict[str, Any]:
+        from lerobot.envs.utils import preprocess_observation
+
+        from bspatial.evaluation.envs.env import env_observation
+
+        frames = {cam: (observation.images.get(cam) or backend.render(cam, rgb_only=True)).rgb for cam in self.cameras}
+        batch = preprocess_observation(env_observation(frames, observation.state.proprio))
+        batch["task"] = [observation.instruction]
+        return self.env_preprocessor(batch)
+
+
 class LoadedPolicy:
     """A LeRobot policy with its saved processors, ready to map our observations to actions."""
 
     def __init__(self, spec: LeRobotSpec) -> None:
         import torch
-        from lerobot.configs.policies import PreTrainedConfig
         from lerobot.policies.factory import get_policy_class, make_pre_post_processors
 
-        from bspatial.evaluation.envs.lerobot_env import env_preprocessor
-
         self.spec, folder = spec, str(spec.folder)
-        config = PreTrainedConfig.from_pretrained(folder)
+        self.inputs = PolicyInputs(spec)
+        config = self.inputs.config
         if spec.device:
             config.device = spec.device
         config.pretrained_path = Path(folder)
@@ -207,24 +231,41 @@ class LoadedPolicy:
                      if any(s.get("registry_name") == "device_processor" for s in saved.get("steps", [])) else {})
         self.preprocessor, self.postprocessor = make_pre_post_processors(
             config, pretrained_path=folder, preprocessor_overrides=overrides)
-        self.cameras = tuple(c for c in CAMERAS if image_key(c) in config.image_features)
-        self.env_preprocessor = env_preprocessor(self.cameras)
-        self.horizon = _horizon(json.loads((spec.folder / "config.json").read_text()))
+        self.cameras, self.horizon = self.inputs.cameras, self.inputs.horizon
+
+    @property
+    def model(self):
+        """The loaded network (what a batching server touches on start: loaded already)."""
+        return self.policy
 
     def batch(self, observation, backend) -> dict[str, Any]:
         """The policy's inputs for ``observation``, built as lerobot-eval builds them from the env."""
-        from lerobot.envs.utils import preprocess_observation
-
-        from bspatial.evaluation.envs.env import env_observation
-
-        frames = {cam: (observation.images.get(cam) or backend.render(cam, rgb_only=True)).rgb for cam in self.cameras}
-        batch = preprocess_observation(env_observation(frames, observation.state.proprio))
-        batch["task"] = [observation.instruction]
-        return self.preprocessor(self.env_preprocessor(batch))
+        return self.preprocessor(self.inputs(observation, backend))
 
     def actions(self, action) -> np.ndarray:
         """Robot-unit actions (float32, as lerobot-eval hands them to the env) of a normalised policy output."""
         return self.postprocessor(action).to("cpu").numpy()[0]
+
+    def infer_batch(self, raws: list[dict[str, Any]], noises: list[Any]) -> list[np.ndarray]:
+        """One chunk per :class:`PolicyInputs` batch of one, in one ``predict_action_chunk`` call: what a batching
+        server runs (:mod:`bspatial.evaluation.rollout.batching`). ``noises`` are unused: a LeRobot policy draws
+        its own (see :func:`batch_refusal`)."""
+        torch = self.torch
+        batch = {key: _collate([raw[key] for raw in raws], torch) for key in raws[0]}
+        with torch.inference_mode():
+            chunks = self.postprocessor(self.policy.predict_action_chunk(self.preprocessor(batch))).to("cpu").numpy()
+        return [chunks[i] for i in range(len(raws))]
+
+
+def _collate(values: list[Any], torch) -> Any:
+    """One key of several batches of one: tensors stacked on the batch axis, the instructions' lists joined; the
+    transition's other fields (``action`` None, ``next.reward`` 0.0, ``info``: the same in every request at
+    inference) taken from the first."""
+    if isinstance(values[0], torch.Tensor):
+        return torch.cat(values)
+    if isinstance(values[0], list):
+        return sum(values, [])
+    return values[0]
 
 
 _LOADED: dict[str, LoadedPolicy] = {}   # one loaded checkpoint per process and spec
@@ -264,10 +305,70 @@ class LeRobotStepPolicy:
             return self.loaded.actions(timed_call(self.loaded.policy.select_action, self.inference_ms)(batch))
 
 
-def make_policy(target: str, backend, instance, settings):
-    """The per-step policy of one episode (``instance`` loaded into ``backend``); ``target`` is normalised."""
+class ServedChunkPredictor:
+    """The chunk controller's predictor when a batching server holds the policy: the worker builds the env-side
+    inputs (renders) and the server answers the chunk (:mod:`bspatial.evaluation.rollout.batching`)."""
+
+    def __init__(self, inputs: PolicyInputs, backend, client) -> None:
+        self.inputs, self.backend, self.client = inputs, backend, client
+
+    def __call__(self, observation) -> np.ndarray:
+        return self.infer(self.prepare(observation))
+
+    def prepare(self, observation) -> dict[str, Any]:
+        return self.inputs(observation, self.backend)
+
+    def infer(self, inputs: dict[str, Any]) -> np.ndarray:
+        return self.client.infer(inputs, None)
+
+
+_INPUTS: dict[str, PolicyInputs] = {}   # a batched run's workers: the env side only, per process and spec
+
+DETERMINISTIC_TYPES: tuple[str, ...] = ("act",)
+"""LeRobot policy types whose ``predict_action_chunk`` draws no noise at inference (ACT: its VAE is not sampled
+at inference): their batched rollouts are the unbatched ones."""
+
+
+def batch_refusal(target: str) -> str | None:
+    """Why ``target`` (normalised) cannot be served in batches, or None.
+
+    ``#select_action`` is refused: its action queue belongs to one episode and one policy object, while a batching
+    server serves one policy to every worker's episodes, each at its own step. A policy that samples (diffusion,
+    pi0 / pi0.5, SmolVLA) is served, with a warning: its noise then comes from the server's generator, drawn in
+    the order requests arrive, not from each episode's seed."""
+    spec = resolve(target)
+    if spec.select_action:
+        return (f"policy lerobot:{target} runs its own select_action (one action queue per episode); batched "
+                "inference serves the chunk controller: drop #select_action")
+    kind = json.loads((spec.folder / "config.json").read_text())["type"]
+    if kind not in DETERMINISTIC_TYPES:
+        logger.warning("policy lerobot:%s (%s) samples its actions: batched, its noise comes from the server's "
+                       "generator in arrival order, so episodes are reproducible only unbatched", target, kind)
+    return None
+
+
+def load_batch_predictor(target: str) -> LoadedPolicy:
+    """What a batching server holds for ``target``: the loaded policy (its :meth:`LoadedPolicy.infer_batch`)."""
+    loaded = LoadedPolicy(resolve(target))
+    loaded.torch.manual_seed(0)   # a sampling policy's server-side noise: seeded, though not per episode
+    return loaded
+
+
+def make_policy(target: str, backend, instance, settings, inference=None):
+    """The per-step policy of one episode (``instance`` loaded into ``backend``); ``target`` is normalised.
+    ``inference`` (a :class:`~bspatial.evaluation.rollout.batching.ServerAddress`): the chunks come from that
+    server, and this process never loads the weights."""
     from bspatial.evaluation.rollout.controller import ChunkedPolicy
 
+    if inference is not None:
+        from bspatial.evaluation.rollout.batching import InferenceClient
+
+        if target not in _INPUTS:
+            _INPUTS[target] = PolicyInputs(resolve(target))
+        inputs = _INPUTS[target]
+        return ChunkedPolicy(ServedChunkPredictor(inputs, backend, InferenceClient.of(inference)),
+                             backend.hold_action(), latency_steps=settings.latency_steps, threaded=settings.threaded,
+                             horizon=inputs.horizon, action_dim=ACTION_DIM)
     if target not in _LOADED:   # checked by check_spec before the run; loaded once per process
         _LOADED[target] = LoadedPolicy(resolve(target))
     loaded = _LOADED[target]
@@ -284,7 +385,8 @@ def make_policy(target: str, backend, instance, settings):
                          horizon=loaded.horizon, action_dim=ACTION_DIM)
 
 
-__all__ = ["CHECKPOINT_FILES", "SELECT_ACTION", "LeRobotSpec", "check_spec", "make_policy", "parse_target", "resolve"]
+__all__ = ["CHECKPOINT_FILES", "DETERMINISTIC_TYPES", "SELECT_ACTION", "LeRobotSpec", "batch_refusal", "check_spec",
+           "load_batch_predictor", "make_policy", "parse_target", "resolve"]
 
 
 def protocol(target: str) -> str:

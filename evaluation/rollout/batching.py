@@ -12,6 +12,12 @@ only the network's float rounding (measured: none for the tiny policy, chunks bi
 Workers no longer load the weights (the predictor loads them lazily, at its first local inference), so N workers
 hold one copy of the model, and on a GPU the model would run at batch N instead of N times at batch 1.
 
+``lerobot:<checkpoint>`` policies under the chunk controller are served the same way
+(:func:`bspatial.evaluation.envs.policy_lerobot.load_batch_predictor`): the workers send the env-side inputs
+lerobot-eval builds, the server runs the policy's preprocessor, ``predict_action_chunk`` and postprocessor on the
+batch. They draw their own noise (no noise travels), so a deterministic policy (ACT) plays the unbatched episodes
+and a sampling one is reproducible only unbatched; ``#select_action`` (one action queue per episode) is refused.
+
 Local processes only (a Unix socket with a random key); Ray actors on other machines cannot reach it.
 """
 
@@ -54,11 +60,13 @@ class RemoteInferenceError(RuntimeError):
 
 
 class InferenceServer:
-    """Serves :meth:`CheckpointPredictor.infer_batch` of one checkpoint to local clients (a context manager).
+    """Serves one policy's ``infer_batch`` to local clients (a context manager).
 
     Args:
-        load: builds the predictor (a :class:`~bspatial.evaluation.rollout.policies.CheckpointPredictor`), called
-            once on entering, with its weights loaded then: a bad checkpoint fails there, not in a worker's request.
+        load: builds the predictor (:func:`~bspatial.evaluation.rollout.policies.load_batch_predictor`: a
+            :class:`~bspatial.evaluation.rollout.policies.CheckpointPredictor` or a loaded ``lerobot:`` policy),
+            called once on entering, with its weights loaded then: a bad checkpoint fails there, not in a worker's
+            request.
         max_batch, max_wait_s: the size cap and the wait cap of a batch.
 
     Attributes:
@@ -136,7 +144,7 @@ class InferenceServer:
             except (EOFError, OSError):
                 return   # the worker is gone
             raw = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
-            self._requests.put((connection, raw, torch.from_numpy(noise)))
+            self._requests.put((connection, raw, None if noise is None else torch.from_numpy(noise)))
 
     def _next_batch(self) -> list[tuple]:
         first = self._requests.get(timeout=0.1)
@@ -202,11 +210,11 @@ class InferenceClient:
         return _CLIENTS[address]
 
     def infer(self, raw: dict[str, Any], noise) -> np.ndarray:
-        """The server's chunk for one observation's raw inputs and noise."""
+        """The server's chunk for one observation's raw inputs and noise (None: a policy that draws its own)."""
         # Tensors travel as numpy arrays: torch's own pickling for multiprocessing moves every tensor into a new
         # shared-memory segment (measured: ~80 ms per request), numpy's is a plain copy of the bytes.
         raw = {k: v.numpy() if hasattr(v, "numpy") else v for k, v in raw.items()}
-        self.connection.send((raw, noise.numpy()))
+        self.connection.send((raw, None if noise is None else noise.numpy()))
         chunk = self.connection.recv()
         if isinstance(chunk, RemoteInferenceError):
             raise chunk

@@ -46,8 +46,9 @@ def rollout(
              "direct_paraphrase, cross_task (reach tasks), no_intervention (manipulation splits) or task_name (the "
              "instruction replaced by the task's bare name: a language-blanked policy's prompt).")] = "spatial",
     batch_inference: Annotated[bool, typer.Option(
-        help="Checkpoints with --workers: this process loads the model once and serves every worker's chunk "
-             "requests in batches (the same noise, the same chunks); the workers never load the weights.")] = False,
+        help="Checkpoints and lerobot: policies with --workers: this process loads the model once and serves every "
+             "worker's chunk requests in batches (the same noise, the same chunks; a sampling lerobot: policy draws "
+             "its noise on the server); the workers never load the weights.")] = False,
     max_batch: Annotated[Optional[int], typer.Option(min=1, help="--batch-inference: requests per batch at most "
                                                                  "(default: one per worker).")] = None,
     batch_wait_ms: Annotated[float, typer.Option(min=0, help="--batch-inference: how long a batch's first request "

@@ -378,6 +378,8 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     external = _external(policy_spec)
     if external is not None:
         _, module, target = external
+        if inference is not None:   # only kinds that serve batches get here (batch_refusal)
+            return module.make_policy(target, backend, instance, settings, inference=inference)
         return module.make_policy(target, backend, instance, settings)
     from bspatial.evaluation.rollout.controller import ChunkedPolicy
 
@@ -406,6 +408,32 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
         predictor.model   # loaded before the episode: its first chunk's latency is inference, not loading
     return ChunkedPolicy(episode, backend.hold_action(), latency_steps=settings.latency_steps,
                          threaded=settings.threaded, horizon=predictor.horizon, action_dim=predictor.action_dim)
+
+
+def batch_refusal(policy_spec: str) -> str | None:
+    """Why a checked policy spec cannot have its inference served in batches
+    (:mod:`bspatial.evaluation.rollout.batching`), or None: our checkpoints and ``lerobot:`` policies under the
+    chunk controller can."""
+    if policy_spec in POLICY_KINDS:
+        return f"policy {policy_spec!r} is built in: it has no model to batch"
+    external = _external(policy_spec)
+    if external is None:
+        return None
+    kind, module, target = external
+    if not hasattr(module, "batch_refusal"):
+        return f"policy {policy_spec!r} ({kind}:) has no model in this process to batch" + (
+            " (an openpi server batches on its own side)" if kind == "openpi" else "")
+    return module.batch_refusal(target)
+
+
+def load_batch_predictor(policy_spec: str):
+    """What a batching server holds for a batchable spec: an object with ``model`` (the loaded weights) and
+    ``infer_batch(raws, noises)``."""
+    external = _external(policy_spec)
+    if external is None:
+        return CheckpointPredictor(policy_spec)
+    _, module, target = external
+    return module.load_batch_predictor(target)
 
 
 def _reference_behaviour(policy_spec: str, backend: SimBackend, instance, rng: np.random.Generator,

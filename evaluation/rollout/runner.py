@@ -43,7 +43,7 @@ from bspatial.common.locks import run_folder_lock
 from bspatial.evaluation.rollout.batching import DEFAULT_MAX_WAIT_S, InferenceServer
 from bspatial.evaluation.rollout.episodes import EPISODES_DIR, result_path, run_one, write_record
 from bspatial.evaluation.rollout.plan import SPLIT_BUILD_SEED, RunSettings, plan_episodes, resolve_tasks
-from bspatial.evaluation.rollout.policies import (REFERENCE_BEHAVIOURS, CheckpointPredictor, check_policy_spec,
+from bspatial.evaluation.rollout.policies import (REFERENCE_BEHAVIOURS, check_policy_spec, load_batch_predictor,
                                                   resolve_ir)
 from bspatial.sim.process import close_process_backends, process_backend
 
@@ -67,11 +67,11 @@ class BatchSettings:
 
     def check(self, policy_spec: str, ray: str | None) -> None:
         """Refuses what cannot be served: a policy that is not our checkpoint, Ray actors, bad sizes."""
-        from bspatial.evaluation.rollout.policies import EXTERNAL_POLICIES, POLICY_KINDS
+        from bspatial.evaluation.rollout.policies import batch_refusal
 
-        if policy_spec in POLICY_KINDS or policy_spec.partition(":")[0] in EXTERNAL_POLICIES:
-            raise ValueError(f"batched inference serves BSpatialVLA checkpoints; policy {policy_spec!r} is not one "
-                             "(an openpi server batches on its own side)")
+        refusal = batch_refusal(policy_spec)
+        if refusal is not None:
+            raise ValueError(f"batched inference serves BSpatialVLA checkpoints and lerobot: policies; {refusal}")
         if ray is not None:
             raise ValueError("batched inference runs on this machine's worker processes (a local socket); "
                              "it cannot be combined with --ray")
@@ -203,7 +203,7 @@ def _run_todo(todo: list[SplitEntry], policy_spec: str, out: Path, settings: Run
     bar = progress_bar(len(todo), "episodes", "episode", enabled=progress)
     # A worker pool is not worth its start-up for one episode; Ray is asked for by name, so it is used.
     local_workers = 1 if len(todo) <= 1 and ray is None else workers
-    server = (InferenceServer(partial(CheckpointPredictor, policy_spec), batch.max_batch or local_workers or 1,
+    server = (InferenceServer(partial(load_batch_predictor, policy_spec), batch.max_batch or local_workers or 1,
                               batch.max_wait_s) if batch is not None else contextlib.nullcontext())
     try:
         with server, open_executor(local_workers, ray) as executor:

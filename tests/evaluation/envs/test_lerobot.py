@@ -9,11 +9,15 @@ experts behind LeRobot's policy interface, on a cap where one of two episodes co
 
 import importlib.metadata
 import json
+import logging
+import re
 
 import numpy as np
 import pytest
 import torch
+from typer.testing import CliRunner
 
+from bspatial.cli import app
 from bspatial.evaluation.envs import BSpatialEnv
 from bspatial.evaluation.envs.lerobot_env import BSpatialEnvConfig
 from bspatial.evaluation.rollout.episodes import load_results
@@ -62,13 +66,19 @@ def test_lerobot_eval_with_two_async_envs_plays_the_one_env_episodes(act_checkpo
                               "--max-steps", EVAL_STEPS, "--out", tmp_path / "rollout")
     batched = load_results(evaluated / "records")
     assert [r["index"] for r in batched] == [0, 1]
-    for a, b in zip(batched, rollout):
+    _same_up_to_rounding(batched, rollout)
+
+
+def _same_up_to_rounding(left: list[dict], right: list[dict], atol: float = 1e-5) -> None:
+    """The same outcomes, statuses, steps and soft credit; the arms' and the base's paths equal to ``atol`` metres
+    (a network run at another batch size rounds differently in the last bits)."""
+    for a, b in zip(left, right, strict=True):
         assert (a["outcome"], a["status"], a["steps"], a["soft_credit"]) == (b["outcome"], b["status"], b["steps"],
                                                                            b["soft_credit"])
         np.testing.assert_allclose(np.asarray(a["trace"]["eef_positions"], float),
-                                   np.asarray(b["trace"]["eef_positions"], float), atol=1e-5)
+                                   np.asarray(b["trace"]["eef_positions"], float), atol=atol)
         np.testing.assert_allclose(np.asarray(a["trace"]["base_poses"], float),
-                                   np.asarray(b["trace"]["base_poses"], float), atol=1e-5)
+                                   np.asarray(b["trace"]["base_poses"], float), atol=atol)
 
 
 def test_rollout_drives_a_lerobot_policy_through_the_chunk_controller(act_checkpoint, tmp_path):
@@ -113,6 +123,28 @@ def test_rollout_drives_a_lerobot_policy_through_the_chunk_controller(act_checkp
                        "--out", tmp_path / "controller")
     assert record["status"] in ("decided", "timeout") and record["outcome"] in ("correct", "wrong", "none")
     assert record["policy"] == f"lerobot:{(act_checkpoint / 'pretrained_model').resolve()}"
+
+
+def test_batched_rollouts_of_a_lerobot_act_are_the_unbatched_ones(act_checkpoint, tmp_path, caplog):
+    """Two workers, one server batching their chunk requests: ACT draws no noise, so the episodes are the
+    one-process run's (outcomes, steps, chunks planned at the same steps; paths to float rounding: measured, a
+    batch of 2 or one thread instead of two moves this ACT's actions by 3e-7 and its hands by 1.3e-5 m in 20
+    steps; a chunk answered to the wrong worker would move them by centimetres)."""
+    policy = f"lerobot:{act_checkpoint}"
+    one = rollout_records("--policy", policy, "--n-episodes", 3, "--max-steps", EVAL_STEPS, "--out", tmp_path / "one")
+    # A long wait: a request waits for the other worker's, so the two episodes running together share batches.
+    with caplog.at_level(logging.INFO, logger="bspatial.evaluation.rollout.batching"):
+        batched = rollout_records("--policy", policy, "--n-episodes", 3, "--max-steps", EVAL_STEPS, "--workers", 2,
+                                  "--batch-inference", "--batch-wait-ms", 3000, "--out", tmp_path / "batched")
+    assert re.search(r"batched inference: \d+ batches, mean size [\d.]+, max 2", caplog.text), caplog.text
+    assert [r["index"] for r in batched] == [0, 1, 2]
+    _same_up_to_rounding(one, batched, atol=1e-4)
+    assert [r["inference_ms"]["calls"] for r in batched] == [r["inference_ms"]["calls"] for r in one]
+    # select_action's queue belongs to one episode: refused before any episode, naming why.
+    result = CliRunner().invoke(app, ["rollout", "--policy", f"{policy}#select_action", "--tasks", TASK, "--workers",
+                                      2, "--batch-inference", "--out", str(tmp_path / "refused")])
+    assert result.exit_code == 2 and "runs its own select_action (one action queue per episode)" in result.output
+    assert not (tmp_path / "refused").exists()
 
 
 def _scripted_experts(vec_env):

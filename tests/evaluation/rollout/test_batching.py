@@ -1,6 +1,8 @@
 """Batched inference: one server process answers every worker's chunk requests in batches, and the episodes are
 the unbatched ones (the same noise from each episode's generator; the tiny policy's chunks bit-identical)."""
 
+import logging
+import re
 import threading
 
 import numpy as np
@@ -61,12 +63,15 @@ def test_two_waiting_requests_run_as_one_batch_and_get_the_unbatched_chunks(tiny
         np.testing.assert_array_equal(chunk, reference)   # bit for bit
 
 
-def test_batched_workers_play_the_unbatched_episodes(tiny_checkpoint, tmp_path):
+def test_batched_workers_play_the_unbatched_episodes(tiny_checkpoint, tmp_path, caplog):
     settings = RunSettings(max_steps=25)
     run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path / "one", settings, n_episodes=3)
-    summary = run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path / "batched", settings,
-                           n_episodes=3, workers=2, batch=BatchSettings(max_wait_s=0.05))
+    # A long wait: a request waits for the other worker's, so the two episodes running together share batches.
+    with caplog.at_level(logging.INFO, logger="bspatial.evaluation.rollout.batching"):
+        summary = run_rollouts(str(tiny_checkpoint), "held_out", ["reach_plate"], tmp_path / "batched", settings,
+                               n_episodes=3, workers=2, batch=BatchSettings(max_wait_s=3.0))
     assert summary.errors == 0
+    assert re.search(r"batched inference: \d+ batches, mean size [\d.]+, max 2", caplog.text), caplog.text
     one, batched = load_results(tmp_path / "one"), load_results(tmp_path / "batched")
     assert [r["index"] for r in batched] == [0, 1, 2]
     for a, b in zip(one, batched):
@@ -75,8 +80,8 @@ def test_batched_workers_play_the_unbatched_episodes(tiny_checkpoint, tmp_path):
 
 
 @pytest.mark.parametrize("policy, kwargs, message", [
-    ("scripted", {}, "batched inference serves BSpatialVLA checkpoints; policy 'scripted' is not one"),
-    ("openpi:ws://127.0.0.1:1", {}, "policy 'openpi:ws://127.0.0.1:1' is not one"),
+    ("scripted", {}, "policy 'scripted' is built in: it has no model to batch"),
+    ("openpi:ws://127.0.0.1:1", {}, "an openpi server batches on its own side"),
     (None, {"ray": "auto"}, "it cannot be combined with --ray"),
 ])
 def test_what_cannot_be_batched_is_refused_before_any_episode(tiny_checkpoint, tmp_path, policy, kwargs, message):
