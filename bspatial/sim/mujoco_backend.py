@@ -113,6 +113,21 @@ def _local_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray]:
     return (lo + hi) / 2, (hi - lo) / 2
 
 
+def _offset_cameras(model: mujoco.MjModel, offsets) -> None:
+    """Move robot cameras from their mountings (:class:`~bspatial.world.spec.CameraOffset`): the position in the
+    mounting body's frame, the rotation about the camera's own axes (x, y, z in turn)."""
+    for offset in offsets:
+        cam = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, offset.camera)
+        if cam < 0 or offset.camera not in CAMERAS:
+            raise ValueError(f"robot.camera_offsets: camera must be one of {list(CAMERAS)}, got {offset.camera!r}")
+        model.cam_pos[cam] += offset.position
+        turn = np.zeros(4)
+        mujoco.mju_euler2Quat(turn, np.asarray(offset.rotation, dtype=float), "xyz")   # lower case: intrinsic axes
+        rotated = np.zeros(4)
+        mujoco.mju_mulQuat(rotated, model.cam_quat[cam].copy(), turn)
+        model.cam_quat[cam] = rotated
+
+
 class MujocoBackend:
     """MuJoCo implementation of :class:`~bspatial.sim.backend.SimBackend` (see the module docstring).
 
@@ -148,6 +163,8 @@ class MujocoBackend:
         self._close_renderer()
         spec = self._build_spec(scene)
         self.model = spec.compile()
+        if scene.robot is not None:
+            _offset_cameras(self.model, scene.robot.camera_offsets)
         self.data = mujoco.MjData(self.model)
         self.scene = scene
         self._index(scene)
@@ -177,7 +194,7 @@ class MujocoBackend:
             floor.material = self._material(spec, scene.floor_texture)
         for light in scene.lights:
             spec.worldbody.add_light(pos=list(light.position), dir=list(light.direction),
-                                     castshadow=light.cast_shadow, diffuse=[light.diffuse] * 3,
+                                     castshadow=light.cast_shadow, diffuse=[light.diffuse * c for c in light.colour],
                                      type=(mujoco.mjtLightType.mjLIGHT_DIRECTIONAL if light.directional
                                            else mujoco.mjtLightType.mjLIGHT_SPOT))
         for obj in scene.objects:

@@ -309,19 +309,20 @@ def load_instance(backend: SimBackend, task: str, variant: str, seed: int,
     The world is left in the episode's start state (:func:`bspatial.tasks.start.warm_up`). Returns
     ``(instance, spawn_check)``. Navigation instances come from
     :func:`bspatial.tasks.navigation.sample_validated_instance` (the spawn passes the physical settling
-    checks; ``spawn_check`` holds its measurements); manipulation ones from
-    :func:`bspatial.tasks.registry.sample_instance` (``spawn_check`` is None), passed through
-    ``transform`` (e.g. a Spa-Bench condition, :func:`bspatial.tasks.conditions.apply_condition`)
-    before the scene is loaded.
+    checks; ``spawn_check`` holds its measurements, taken before ``transform``); manipulation ones from
+    :func:`bspatial.tasks.registry.sample_instance` (``spawn_check`` is None). Either is passed through
+    ``transform`` (e.g. a Spa-Bench condition, :func:`bspatial.tasks.conditions.apply_condition`, or a
+    perturbation, :func:`bspatial.tasks.perturbations.perturb_instance`) before the scene is loaded.
     """
     from bspatial.tasks.registry import NAVIGATION_REGISTRY, canonical_task_name, sample_instance
 
     if canonical_task_name(task) in NAVIGATION_REGISTRY:
         from bspatial.tasks.navigation import sample_validated_instance
 
-        if transform is not None:
-            raise ValueError(f"task {task!r}: navigation instances take no transform (conditions are manipulation-only)")
         instance, check = sample_validated_instance(backend, canonical_task_name(task), seed)
+        if transform is not None:   # e.g. a perturbation axis: applied to the validated spawn's scene
+            instance = transform(instance)
+            backend.load(instance.scene)
     else:
         instance, check = sample_instance(task, variant, seed), None
         if transform is not None:

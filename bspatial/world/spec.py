@@ -393,20 +393,44 @@ class CameraSpec:
 
 @dataclass(frozen=True)
 class LightSpec:
-    """A directional or spot light. The CPU render profile allows at most one shadow-casting light."""
+    """A directional or spot light. The CPU render profile allows at most one shadow-casting light.
+
+    ``diffuse`` is its intensity, ``colour`` the (r, g, b) factors it is multiplied by (white by default)."""
 
     position: tuple[float, float, float] = (0.0, 0.0, 3.0)
     direction: tuple[float, float, float] = (0.0, 0.0, -1.0)
     directional: bool = True
     cast_shadow: bool = False
     diffuse: float = 0.7
+    colour: tuple[float, float, float] = (1.0, 1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        colour = _vec("light.colour", self.colour, 3)
+        if not all(0.0 <= c <= 1.0 for c in colour):
+            raise ValueError(f"light.colour must be in [0, 1] per channel, got {colour}")
+        object.__setattr__(self, "colour", colour)
+
+
+@dataclass(frozen=True)
+class CameraOffset:
+    """A change of one robot camera's mounting: ``position`` (m) added in its mounting body's frame, then
+    ``rotation`` (rad, about the camera's own x, y, z axes in that order) applied to its orientation."""
+
+    camera: str
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rotation: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "position", _vec(f"camera offset {self.camera!r}.position", self.position, 3))
+        object.__setattr__(self, "rotation", _vec(f"camera offset {self.camera!r}.rotation", self.rotation, 3))
 
 
 @dataclass(frozen=True)
 class RobotSpawn:
     """Where the robot starts: base position on the floor and heading (yaw, rad, 0 = facing +x).
 
-    ``torso`` / ``left_arm`` / ``right_arm`` override the robot's home joint positions when given.
+    ``torso`` / ``left_arm`` / ``right_arm`` override the robot's home joint positions when given;
+    ``camera_offsets`` move its cameras from where the robot mounts them (:class:`CameraOffset`, one per camera).
     """
 
     x: float = 0.0
@@ -415,9 +439,15 @@ class RobotSpawn:
     torso: tuple[float, ...] | None = None
     left_arm: tuple[float, ...] | None = None
     right_arm: tuple[float, ...] | None = None
+    camera_offsets: tuple[CameraOffset, ...] = ()
 
     def __post_init__(self) -> None:
         _vec("robot.(x, y, yaw)", (self.x, self.y, self.yaw), 3)
+        offsets = tuple(self.camera_offsets)
+        cameras = [o.camera for o in offsets]
+        if len(set(cameras)) != len(cameras):
+            raise ValueError(f"robot.camera_offsets must name each camera once, got {cameras}")
+        object.__setattr__(self, "camera_offsets", offsets)
         for name, n in (("torso", 4), ("left_arm", 7), ("right_arm", 7)):
             value = getattr(self, name)
             if value is not None:

@@ -44,7 +44,9 @@ def rollout(
     condition: Annotated[str, typer.Option(
         help="Spa-Bench condition on the split's scenes: spatial (as planned), direct, paraphrase, "
              "direct_paraphrase, cross_task (reach tasks), no_intervention (manipulation splits) or task_name (the "
-             "instruction replaced by the task's bare name: a language-blanked policy's prompt).")] = "spatial",
+             "instruction replaced by the task's bare name: a language-blanked policy's prompt); and / or "
+             "perturbation axes joined by '+': camera, light, appearance, noise, robot_state (seeded per episode; "
+             "e.g. camera+light, paraphrase+noise).")] = "spatial",
     batch_inference: Annotated[bool, typer.Option(
         help="Checkpoints and lerobot: policies with --workers: this process loads the model once and serves every "
              "worker's chunk requests in batches (the same noise, the same chunks; a sampling lerobot: policy draws "

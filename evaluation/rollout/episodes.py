@@ -13,7 +13,8 @@ predictions; else null), spawn (navigation: the spawn validation's measurements;
 (checkpoints with scene-context frames: how many the episode's every chunk request carried; else null), latencies
 (threaded inference: simulation steps each chunk took to arrive; else null), inference_ms (policies with a model:
 :func:`~bspatial.evaluation.rollout.timing.latency_summary` of each model call's wall time; a measurement, not part
-of the episode: paths that play the same episode differ only there; else null).
+of the episode: paths that play the same episode differ only there; else null), perturbation (a condition with
+perturbation axes: the episode's draws, :meth:`bspatial.tasks.perturbations.Perturbation.summary`; else null).
 
 A crashed episode (any exception: a policy returning the wrong action shape, a model error) is written
 with status ``"error"`` and its message, and counts as a failure (outcome ``"none"``).
@@ -73,12 +74,14 @@ def _record(episode: SplitEntry, policy_spec: str, **fields) -> dict[str, Any]:
             "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": [],
             "steps": 0,
             "message": "", "trace": None, "ir": None, "spawn": None, "latencies": None, "context_frames": None,
-            "inference_ms": None}
+            "inference_ms": None, "perturbation": None}
     return {**base, **fields}
 
 
-def load_instance(backend: SimBackend, episode: SplitEntry, condition: str = "spatial"):
-    """Sample ``episode``'s instance under ``condition`` and load its scene; returns (instance, spawn record).
+def load_instance(backend: SimBackend, episode: SplitEntry, condition: str = "spatial", perturbation=None):
+    """Sample ``episode``'s instance under the language ``condition`` (:data:`bspatial.tasks.conditions.CONDITIONS`)
+    with ``perturbation``'s scene changes (:class:`bspatial.tasks.perturbations.Perturbation`, or None) and load its
+    scene; returns (instance, spawn record).
 
     Navigation spawns are redrawn until one passes the simulator's spawn validation (Appendix 13.4);
     its measurements are the spawn record (None for manipulation).
@@ -88,10 +91,19 @@ def load_instance(backend: SimBackend, episode: SplitEntry, condition: str = "sp
     """
     from bspatial.tasks.conditions import apply_condition
     from bspatial.tasks.episode import load_instance as load
+    from bspatial.tasks.perturbations import perturb_instance
 
-    transform = None if condition == "spatial" else (lambda inst: apply_condition(inst, condition))
+    steps = ([] if condition == "spatial" else [lambda inst: apply_condition(inst, condition)]) + (
+        [] if perturbation is None else [lambda inst: perturb_instance(inst, perturbation)])
+    transform = None if not steps else (lambda inst: _chain(inst, steps))
     instance, check = load(backend, episode.task, episode.variant, episode.seed, transform)
     return instance, (asdict(check) if check is not None else None)
+
+
+def _chain(instance, steps):
+    for step in steps:
+        instance = step(instance)
+    return instance
 
 
 def _scored(result, condition: str) -> dict[str, Any]:
@@ -101,7 +113,9 @@ def _scored(result, condition: str) -> dict[str, Any]:
 
     if result.trace is None:
         return {"outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": []}
-    if condition == "no_intervention":
+    from bspatial.tasks.perturbations import split_condition
+
+    if split_condition(condition)[0] == "no_intervention":
         # The goal already held: success is leaving it (no Table S4 rule applies).
         kept = no_intervention_success(result.trace)
         mode = no_intervention_mode(result.trace)
@@ -140,34 +154,41 @@ def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Pat
     """
     from bspatial.tasks.conditions import NotApplicable
     from bspatial.tasks.episode import run_episode
+    from bspatial.tasks.perturbations import NoisyCameras, draw_perturbation, perturbation_rng, split_condition
 
     condition, max_steps = settings.condition, settings.max_steps
+    language, axes = split_condition(condition)
+    perturbation = draw_perturbation(axes, perturbation_rng(settings.seed, episode.seed)) if axes else None
+    drawn = {"perturbation": perturbation.summary() if perturbation is not None else None}
     instruction, policy, spawn = None, None, None
     protocol = policy_protocol(policy_spec)
     try:
-        instance, spawn = load_instance(backend, episode, condition)
+        instance, spawn = load_instance(backend, episode, language, perturbation)
         instruction = instance.instruction
-        policy = make_policy(policy_spec, backend, instance, settings, training_variant=episode.training_variant,
+        # Under the noise axis the policy's cameras are noisy; the simulator, the recorder and the scoring are not.
+        seen = backend if perturbation is None or not perturbation.noise_sigma else NoisyCameras(
+            backend, perturbation.noise_sigma, perturbation.noise_seed)
+        policy = make_policy(policy_spec, seen, instance, settings, training_variant=episode.training_variant,
                              inference=inference)
         steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
         trace_split = TRACE_SPLIT[episode.split]
         # A no-intervention episode has nothing to decide early: it runs its whole budget.
         try:
             result = run_episode(backend, instance, policy, split=trace_split, max_steps=steps,
-                                 stop_when_decided=condition != "no_intervention")
+                                 stop_when_decided=language != "no_intervention")
         finally:
             if hasattr(policy, "close"):
                 policy.close()   # threaded inference: no computation outlives its episode
-        record = finished_record(episode, policy_spec, result, protocol=protocol, condition=condition,
-                                 instruction=instruction, spawn=spawn, policy=policy)
+        record = {**finished_record(episode, policy_spec, result, protocol=protocol, condition=condition,
+                                    instruction=instruction, spawn=spawn, policy=policy), **drawn}
     except NotApplicable as why:
         record = _record(episode, policy_spec, protocol=protocol, condition=condition, status="not_applicable",
-                         message=str(why))
+                         message=str(why), **drawn)
     except Exception as error:  # recorded, not hidden: the result file says what failed
         logger.warning("episode %s (%s, seed %d) crashed: %s: %s", episode.key, episode.variant, episode.seed,
                        type(error).__name__, error)
         record = _record(episode, policy_spec, protocol=protocol, condition=condition, instruction=instruction,
-                         ir=_ir_summary(policy), spawn=spawn, message=f"{type(error).__name__}: {error}")
+                         ir=_ir_summary(policy), spawn=spawn, message=f"{type(error).__name__}: {error}", **drawn)
     if out is not None:
         write_record(out, episode, record)
     return record

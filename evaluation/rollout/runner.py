@@ -106,13 +106,16 @@ def _episode_job(args: tuple) -> dict[str, Any]:
 # ---- the run -----------------------------------------------------------------------------------
 
 
-def _check_condition(condition: str, split: str) -> None:
-    from bspatial.tasks.conditions import CONDITIONS
+def _check_condition(condition: str, split: str) -> str:
+    """The canonical name of a checked condition (language condition and perturbation axes,
+    :mod:`bspatial.tasks.perturbations`)."""
+    from bspatial.tasks.perturbations import condition_name, split_condition
 
-    if condition not in CONDITIONS:
-        raise ValueError(f"condition must be one of {list(CONDITIONS)}, got {condition!r}")
-    if split == "navigation" and condition != "spatial":
-        raise ValueError(f"condition {condition!r} is defined for manipulation splits only, got split 'navigation'")
+    language, axes = split_condition(condition)
+    if split == "navigation" and language != "spatial":
+        raise ValueError(f"condition {language!r} is defined for manipulation splits only, got split 'navigation' "
+                         "(the perturbation axes apply to every split)")
+    return condition_name(language, axes)
 
 
 def _check_manifest(out: Path, settings: dict[str, Any]) -> None:
@@ -168,7 +171,7 @@ def run_rollouts(policy_spec: str, split: str, tasks: Sequence[str] | None, out:
     explicit = settings.ir
     settings = replace(settings, ir=resolve_ir(policy_spec, split, explicit.source if explicit else None,
                                                explicit.model if explicit else None))
-    _check_condition(settings.condition, split)
+    settings = replace(settings, condition=_check_condition(settings.condition, split))
     skipped_tasks: list[str] = []
     if policy_spec == "scripted":
         names, skipped_tasks = _scripted_tasks(names)

@@ -147,6 +147,20 @@ def test_batched_rollouts_of_a_lerobot_act_are_the_unbatched_ones(act_checkpoint
     assert not (tmp_path / "refused").exists()
 
 
+def test_pixel_perturbations_reach_what_a_lerobot_policy_sees(act_checkpoint, tmp_path):
+    """The ACT is deterministic given its inputs (the plain run repeated is the same, byte for byte): runs under
+    ``noise`` and ``light`` differ from it only because the policy saw other pixels."""
+    def path(name, condition):
+        record, = rollout_records("--policy", f"lerobot:{act_checkpoint}", "--n-episodes", 1, "--max-steps", 12,
+                                  "--condition", condition, "--out", tmp_path / name)
+        return json.dumps(record["trace"]["eef_positions"])
+
+    plain = path("plain", "spatial")
+    assert path("again", "spatial") == plain
+    assert path("noise", "noise") != plain
+    assert path("light", "light") != plain
+
+
 def _scripted_experts(vec_env):
     """Our scripted experts behind LeRobot's policy interface, one per sub-env of ``vec_env``: a stand-in for a
     trained policy that succeeds, to see a strict success reach lerobot-eval's pc_success."""
