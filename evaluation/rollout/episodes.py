@@ -93,17 +93,14 @@ def load_instance(backend: SimBackend, episode: SplitEntry, condition: str = "sp
     from bspatial.tasks.episode import load_instance as load
     from bspatial.tasks.perturbations import perturb_instance
 
-    steps = ([] if condition == "spatial" else [lambda inst: apply_condition(inst, condition)]) + (
-        [] if perturbation is None else [lambda inst: perturb_instance(inst, perturbation)])
-    transform = None if not steps else (lambda inst: _chain(inst, steps))
-    instance, check = load(backend, episode.task, episode.variant, episode.seed, transform)
+    def transform(instance):
+        if condition != "spatial":
+            instance = apply_condition(instance, condition)
+        return instance if perturbation is None else perturb_instance(instance, perturbation)
+
+    changed = condition != "spatial" or perturbation is not None
+    instance, check = load(backend, episode.task, episode.variant, episode.seed, transform if changed else None)
     return instance, (asdict(check) if check is not None else None)
-
-
-def _chain(instance, steps):
-    for step in steps:
-        instance = step(instance)
-    return instance
 
 
 def _scored(result, condition: str) -> dict[str, Any]:

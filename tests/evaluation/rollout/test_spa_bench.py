@@ -74,7 +74,7 @@ def test_no_intervention_scripted_stays_still_and_random_does_not(tmp_path):
     assert (still["failure_mode"], moving["failure_mode"]) == ("success", "acted_unnecessarily")
     assert isinstance(moving["secondary_modes"], list)
     assert still["steps"] == moving["steps"] == 60      # nothing decides a no-intervention episode early
-    with pytest.raises(ValueError, match="condition must be one of .*got 'loud'"):
+    with pytest.raises(ValueError, match="unknown condition 'loud'; known conditions: spatial, direct"):
         run_rollouts("scripted", "held_out", ["reach_toys"], tmp_path / "x", RunSettings(condition="loud"))
     with pytest.raises(ValueError, match="manipulation splits only"):
         run_rollouts("scripted", "navigation", ["move_to_oven"], tmp_path / "x", RunSettings(condition="direct"))
