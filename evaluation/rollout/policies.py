@@ -361,10 +361,9 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     :class:`~bspatial.evaluation.rollout.batching.ServerAddress`) has a checkpoint's chunks computed by that server.
     """
     from bspatial.evaluation.rollout.ir import NO_IR, make_conditioner
-
-    ir = NO_IR if settings.ir is None else settings.ir
     from bspatial.tasks.perturbations import split_condition
 
+    ir = NO_IR if settings.ir is None else settings.ir
     if policy_spec == "hold" or (policy_spec == "scripted" and split_condition(settings.condition)[0] == "no_intervention"):
         # Never moves: the spawn pose is commanded at every step. (The privileged expert knows that a
         # no-intervention goal already holds: its reference behaviour is to stay still.)

@@ -64,9 +64,32 @@ def checkpoint_name(path: str) -> str:
     return parts[-1] if parts else str(path)
 
 
+IR_ROW_MARK = " [IR "
+"""Joins a policy spec and the IR cue its episodes ran with in a row key (:func:`row_policy`)."""
+
+
+def row_policy(record: Mapping[str, Any]) -> str:
+    """The row a record belongs to: its policy spec, and for an IR checkpoint run with another cue than the
+    oracle's, that cue (``<spec> [IR predicted]``): one checkpoint under the oracle and the predicted cue is two
+    rows, as in the paper's Table 4, never one pooled row."""
+    source = (record.get("ir") or {}).get("source")
+    return record["policy"] if source in (None, "oracle") else f"{record['policy']}{IR_ROW_MARK}{source}]"
+
+
 def policy_label(spec: str) -> str:
-    """Row label of a policy spec: the reference names with their role, a checkpoint by :func:`checkpoint_name`
-    (an external one keeps its kind and options: ``lerobot:act@003000#select_action``)."""
+    """Row label of a policy spec (or a :func:`row_policy` key): the reference names with their role, a checkpoint
+    by :func:`checkpoint_name` (an external one keeps its kind and options: ``lerobot:act@003000#select_action``),
+    then the IR cue of a row that names one.
+
+    Example:
+        >>> policy_label("runs/dot/checkpoints/000300/pretrained_model [IR predicted]")
+        'dot@000300 [IR predicted]'
+    """
+    spec, mark, cue = spec.partition(IR_ROW_MARK)
+    return _spec_label(spec) + (f"{mark}{cue}" if mark else "")
+
+
+def _spec_label(spec: str) -> str:
     if spec == UPPER_REFERENCE:
         return f"{spec} (upper reference)"
     if spec == LOWER_REFERENCE:
@@ -83,7 +106,8 @@ def policy_label(spec: str) -> str:
 
 
 def group_records(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    """(policy spec, split) -> its episode records, policies ordered scripted, checkpoints, random.
+    """(row policy, split) -> its episode records, policies ordered scripted, checkpoints, random. The row policy is
+    the spec, with the IR cue for a checkpoint run on another cue than the oracle's (:func:`row_policy`).
 
     Only the paper's protocol enters these tables: records of the ``spatial`` condition (the instruction
     as planned; records without a condition are that) that were applicable. Spa-Bench conditions have
@@ -96,7 +120,7 @@ def group_records(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str],
             continue
         if (r.get("ir") or {}).get("source") == "wrong":
             continue
-        groups.setdefault((r["policy"], r["split"]), []).append(r)
+        groups.setdefault((row_policy(r), r["split"]), []).append(r)
 
     def order(key):
         policy = key[0]
@@ -284,7 +308,9 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
     written.update(_write_spa_bench(records, out))
     written.update(_write_cue_ladder(by_run, out))
     for (policy, split), group in manipulation.items():
-        stem = f"per_task_{folder_name(policy_label(policy).split(' ')[0]).strip('_')}_{split}"   # no ':' or '/'
+        spec, _, cue = policy.partition(IR_ROW_MARK)   # the role after the label's space dropped, the cue kept
+        name = policy_label(spec).split(" ")[0] + (f"_ir_{cue.rstrip(']')}" if cue else "")
+        stem = f"per_task_{folder_name(name).strip('_')}_{split}"   # no ':' or '/'
         written[f"{stem}.md"], written[f"{stem}.csv"] = out / f"{stem}.md", out / f"{stem}.csv"
         atomic_write_text(written[f"{stem}.md"], _per_task_markdown(group))
         atomic_write_text(written[f"{stem}.csv"], to_csv(per_task_rows(group)))
@@ -340,5 +366,5 @@ def _write_spa_bench(records, out: Path) -> dict[str, Path]:
     return written
 
 
-__all__ = ["COMPARISON_TABLES", "comparison_rows", "MANIPULATION_SPLITS", "NAVIGATION_SPLIT", "TABLE4_COLUMNS", "format_rate", "group_records", "per_task_rows",
+__all__ = ["COMPARISON_TABLES", "comparison_rows", "MANIPULATION_SPLITS", "NAVIGATION_SPLIT", "TABLE4_COLUMNS", "format_rate", "group_records", "per_task_rows", "row_policy",
            "policy_label", "rates_of", "s11_rows", "table4_rows", "to_csv", "to_markdown", "write_tables"]

@@ -129,3 +129,22 @@ def test_s9_s10_layout_reproduces_the_paper_from_realised_episodes(tmp_path):
             for policy in ("base", "dot100"):
                 assert float(r[f"{policy} S"]) == float(printed[r["task"]][f"{policy}_strict"]), (split, r["task"])
                 assert float(r[f"{policy} +Soft"]) == float(printed[r["task"]][f"{policy}_soft"]), (split, r["task"])
+
+
+def test_one_checkpoint_under_two_ir_cues_is_two_rows_never_one_pooled_row(tmp_path):
+    spec = "runs/dot/checkpoints/000300/pretrained_model"
+    runs = {}
+    for cue, seed in (("oracle", 1), ("predicted", 2)):
+        records = write_run(tmp_path / cue, spec, "held_out", seed)
+        for r in records:   # the IR summary a dot-IR checkpoint's records carry
+            r["ir"] = {"source": cue, "mode": "dot"}
+            (tmp_path / cue / "episodes" / f"{r['task']}-{r['index']:04d}.json").write_text(json.dumps(r))
+        runs[cue] = records
+    written = write_tables([tmp_path / "oracle", tmp_path / "predicted"], tmp_path / "tables")
+    rows = {r["policy"]: r for r in csv.DictReader(written["table4.csv"].open())}
+    assert set(rows) == {"dot@000300", "dot@000300 [IR predicted]"}
+    for label, cue in (("dot@000300", "oracle"), ("dot@000300 [IR predicted]", "predicted")):
+        n, strict, _, _, errors = count(runs[cue])
+        assert rows[label]["held_out_n"] == str(n) and rows[label]["held_out_errors"] == str(errors)
+        assert rows[label]["held_out_strict"] == cell(strict, n)
+    assert {"per_task_dot_000300_held_out.csv", "per_task_dot_000300_ir_predicted_held_out.csv"} <= set(written)
