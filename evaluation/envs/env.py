@@ -143,6 +143,10 @@ class BSpatialEnv(gym.Env):
             BSpatialEnvConfig` says so: lerobot-eval runs the policy's ``select_action``).
         policy: the records' ``policy``, what the tables call the model choosing the actions (``"gymnasium"``).
         episode_offset, episode_stride: which entries unseeded resets load (see the module docstring).
+        perturbation: perturbation axes joined by ``+`` (``"camera+light"``; :mod:`bspatial.tasks.perturbations`),
+            drawn per episode from ``perturbation_seed`` and the entry's scene seed exactly as ``bspatial rollout
+            --condition <axes> --seed <perturbation_seed>`` draws them; None = unperturbed. Language conditions run
+            through ``bspatial rollout`` only (the env serves the planned instructions).
 
     Attributes:
         task_name: the canonical task name.
@@ -156,7 +160,7 @@ class BSpatialEnv(gym.Env):
                  max_steps: int | None = None, cameras: Sequence[str] = CAMERAS, image_size: int = POLICY_IMAGE_SIZE,
                  render_mode: str | None = "rgb_array", record_dir: str | os.PathLike | None = None,
                  protocol: str = ENV_PROTOCOL, policy: str = ENV_POLICY, episode_offset: int = 0,
-                 episode_stride: int = 1) -> None:
+                 episode_stride: int = 1, perturbation: str | None = None, perturbation_seed: int = 0) -> None:
         from bspatial.catalog.tasks import canonical_task_name
         from bspatial.tasks.budgets import step_budget
 
@@ -182,6 +186,10 @@ class BSpatialEnv(gym.Env):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
         self.episode_offset, self.episode_stride = episode_offset, episode_stride
+        self.axes, self.condition = perturbation_axes(perturbation)
+        if isinstance(perturbation_seed, bool) or not isinstance(perturbation_seed, int):
+            raise ValueError(f"perturbation_seed must be an int, got {perturbation_seed!r}")
+        self.perturbation_seed = perturbation_seed
         self.record_dir = None
         if record_dir is not None:
             from bspatial.common.files import require_folder_path
@@ -194,6 +202,8 @@ class BSpatialEnv(gym.Env):
         self.action_space = action_space()
         self.task = self.task_description = ""
         self._backend = None
+        self._cameras = None           # what the observation is rendered from (the backend, or its noisy cameras)
+        self._drawn = None             # the episode's bspatial.tasks.perturbations.Perturbation, or None
         self._run = None               # the episode's bspatial.tasks.episode.EpisodeRun
         self._episode = None           # its SplitEntry
         self._spawn: dict[str, Any] | None = None
@@ -236,6 +246,7 @@ class BSpatialEnv(gym.Env):
         super().reset(seed=seed)
         from bspatial.evaluation.rollout.episodes import TRACE_SPLIT, load_instance
         from bspatial.tasks.episode import EpisodeRun
+        from bspatial.tasks.perturbations import NoisyCameras, draw_perturbation, perturbation_rng
 
         self._index = self._pick(seed, options or {})
         episode = self.episodes[self._index]
@@ -243,7 +254,12 @@ class BSpatialEnv(gym.Env):
             from bspatial.sim.mujoco_backend import MujocoBackend
 
             self._backend = MujocoBackend(camera_size=self.image_size)
-        instance, self._spawn = load_instance(self._backend, episode)
+        drawn = (draw_perturbation(self.axes, perturbation_rng(self.perturbation_seed, episode.seed))
+                 if self.axes else None)
+        instance, self._spawn = load_instance(self._backend, episode, "spatial", drawn)
+        self._drawn = drawn
+        self._cameras = (NoisyCameras(self._backend, drawn.noise_sigma, drawn.noise_seed)
+                         if drawn is not None and drawn.noise_sigma else self._backend)
         steps = instance.step_budget if self.max_steps is None else min(self.max_steps, instance.step_budget)
         self._run = EpisodeRun(self._backend, instance, split=TRACE_SPLIT[episode.split], max_steps=steps)
         self._episode, self._record = episode, None
@@ -260,7 +276,8 @@ class BSpatialEnv(gym.Env):
             from bspatial.evaluation.rollout.episodes import finished_record
 
             self._record = finished_record(self._episode, self.policy, self._run.result(), protocol=self.protocol,
-                                           instruction=self.task, spawn=self._spawn)
+                                           instruction=self.task, spawn=self._spawn, condition=self.condition,
+                                           perturbation=self._drawn.summary() if self._drawn is not None else None)
             if self.record_dir is not None:
                 self._write_record()
         if status != "sim_error":   # a failed step leaves no state worth rendering: the last frame stays
@@ -277,7 +294,7 @@ class BSpatialEnv(gym.Env):
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()
-            self._backend = None
+            self._backend = self._cameras = None
         self._run = None
 
     # ---- helpers ----------------------------------------------------------------------------------
@@ -304,7 +321,7 @@ class BSpatialEnv(gym.Env):
         write_record(self.record_dir, self._episode, self._record)
 
     def _observe(self) -> dict[str, Any]:
-        frames = {cam: self._backend.render(cam, rgb_only=True).rgb for cam in self.cameras}
+        frames = {cam: self._cameras.render(cam, rgb_only=True).rgb for cam in self.cameras}
         return env_observation(frames, self._run.state.proprio)
 
     def _info(self) -> dict[str, Any]:
@@ -316,5 +333,22 @@ class BSpatialEnv(gym.Env):
                 "failure_mode": record.get("failure_mode"), "status": record.get("status")}
 
 
+def perturbation_axes(perturbation: str | None) -> tuple[tuple[str, ...], str]:
+    """``(axes, the records' condition)`` of the env's ``perturbation`` argument."""
+    from bspatial.tasks.perturbations import AXES, condition_name, split_condition
+
+    if perturbation is None or not str(perturbation).strip():
+        return (), "spatial"
+    try:
+        language, axes = split_condition(perturbation)
+    except ValueError as error:
+        raise ValueError(f"perturbation: {error}") from None
+    if language != "spatial" or not axes:
+        raise ValueError(f"perturbation must be axes from {', '.join(AXES)} joined by '+', got {perturbation!r} "
+                         "(language conditions run through bspatial rollout --condition)")
+    return axes, condition_name("spatial", axes)
+
+
 __all__ = ["AGENT_POS_KEY", "ENV_POLICY", "PIXELS_KEY", "POLICY_KEYS", "TRAINING_SPLIT", "BSpatialEnv",
-           "action_space", "default_split", "env_observation", "observation_space", "plan_env_episodes"]
+           "action_space", "default_split", "env_observation", "observation_space", "perturbation_axes",
+           "plan_env_episodes"]

@@ -66,6 +66,8 @@ class BSpatialEnvConfig(EnvConfig):
         image_size: square render size (the demos' 224).
         record_dir: folder receiving each finished episode's rollout record (``<record_dir>/episodes/``), which
             :func:`bspatial.evaluation.rollout.tables.write_tables` scores into Table 4; None = none.
+        perturbation: perturbation axes joined by ``+`` (``camera+light``), drawn per episode as ``bspatial rollout
+            --condition <axes>`` draws them at its default seed; None = unperturbed.
     """
 
     task: str | None = None
@@ -76,6 +78,7 @@ class BSpatialEnvConfig(EnvConfig):
     image_size: int = POLICY_IMAGE_SIZE
     render_mode: str = "rgb_array"
     record_dir: str | None = None
+    perturbation: str | None = None
     features: dict[str, PolicyFeature] = field(
         default_factory=lambda: {ACTION: PolicyFeature(type=FeatureType.ACTION, shape=(ACTION_DIM,))})
     features_map: dict[str, str] = field(default_factory=lambda: {ACTION: ACTION, AGENT_POS_KEY: OBS_STATE})
@@ -97,6 +100,13 @@ class BSpatialEnvConfig(EnvConfig):
             self.features[key] = PolicyFeature(type=FeatureType.VISUAL, shape=(self.image_size, self.image_size, 3))
             self.features_map[key] = image_key(cam)
         self.features[AGENT_POS_KEY] = PolicyFeature(type=FeatureType.STATE, shape=(STATE_DIM,))
+        if self.perturbation is not None:
+            from bspatial.evaluation.envs.env import perturbation_axes
+
+            try:   # refused when the command line is parsed, not in the first env's constructor
+                perturbation_axes(self.perturbation)
+            except ValueError as error:
+                raise ValueError(f"env.{error}") from None
         if self.task is not None:
             self.task_names()   # unknown tasks / splits are refused when the command line is parsed
 
@@ -133,6 +143,7 @@ class BSpatialEnvConfig(EnvConfig):
     def gym_kwargs(self) -> dict:
         return {"split": self.split, "max_steps": self.episode_length, "cameras": self.cameras,
                 "image_size": self.image_size, "render_mode": self.render_mode, "record_dir": self.record_dir,
+                "perturbation": self.perturbation,
                 # lerobot-eval executes the policy's own select_action (PROTOCOLS of bspatial.evaluation.rollout)
                 "protocol": "select_action"}
 

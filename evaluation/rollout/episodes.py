@@ -126,7 +126,8 @@ def _scored(result, condition: str) -> dict[str, Any]:
 
 
 def finished_record(episode: SplitEntry, policy_spec: str, result, *, protocol: str, condition: str = "spatial",
-                    instruction: str | None = None, spawn: dict[str, Any] | None = None, policy=None) -> dict[str, Any]:
+                    instruction: str | None = None, spawn: dict[str, Any] | None = None, policy=None,
+                    perturbation: dict[str, Any] | None = None) -> dict[str, Any]:
     """The result record (module docstring) of a finished :class:`~bspatial.tasks.episode.EpisodeResult`.
 
     One record format for ``bspatial rollout`` and the gymnasium env (:mod:`bspatial.evaluation.envs`).
@@ -137,7 +138,7 @@ def finished_record(episode: SplitEntry, policy_spec: str, result, *, protocol: 
                    trace=result.trace.to_dict() if result.trace is not None else None,
                    ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None,
                    context_frames=_context_summary(policy),
-                   inference_ms=latency_summary(getattr(policy, "inference_ms", None)))
+                   inference_ms=latency_summary(getattr(policy, "inference_ms", None)), perturbation=perturbation)
 
 
 def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Path | None,
@@ -176,8 +177,8 @@ def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Pat
         finally:
             if hasattr(policy, "close"):
                 policy.close()   # threaded inference: no computation outlives its episode
-        record = {**finished_record(episode, policy_spec, result, protocol=protocol, condition=condition,
-                                    instruction=instruction, spawn=spawn, policy=policy), **drawn}
+        record = finished_record(episode, policy_spec, result, protocol=protocol, condition=condition,
+                                 instruction=instruction, spawn=spawn, policy=policy, **drawn)
     except NotApplicable as why:
         record = _record(episode, policy_spec, protocol=protocol, condition=condition, status="not_applicable",
                          message=str(why), **drawn)

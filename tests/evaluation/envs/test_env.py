@@ -40,18 +40,24 @@ def _drive_with_the_expert(env):
         assert not info["is_success"] and info["outcome"] is None   # nothing is scored before the end
 
 
-@pytest.mark.parametrize("split, task, max_steps", [
-    ("held_out", "reach_dice", None),               # reach: ends on the first contact
-    ("held_out", "place_bowl_in_cabinet", None),    # container placement: ends once the release settles
-    ("navigation", "move_to_fridge", 120),          # navigation, truncated at --max-steps
+@pytest.mark.parametrize("split, task, max_steps, perturbation", [
+    ("held_out", "reach_dice", None, None),               # reach: ends on the first contact
+    ("held_out", "place_bowl_in_cabinet", None, None),    # container placement: ends once the release settles
+    ("navigation", "move_to_fridge", 120, None),          # navigation, truncated at --max-steps
+    # Perturbed: the env draws the episode's perturbation as the rollout does (the same record, draws included).
+    ("held_out", "reach_dice", None, "robot_state+light+noise"),
 ])
-def test_expert_driven_env_episode_is_the_scripted_rollout_record(tmp_path, split, task, max_steps):
-    extra = [] if max_steps is None else ["--max-steps", str(max_steps)]
+def test_expert_driven_env_episode_is_the_scripted_rollout_record(tmp_path, split, task, max_steps, perturbation):
+    extra = ([] if max_steps is None else ["--max-steps", str(max_steps)]) + (
+        [] if perturbation is None else ["--condition", perturbation])
     expected = _rollout_record(tmp_path, split, task, *extra)
+    if perturbation is not None:
+        assert expected["condition"] == "light+noise+robot_state" and expected["perturbation"]["axes"] == [
+            "light", "noise", "robot_state"]
     # The rollout renders nothing, the env a frame every step: equal records show rendering never moves the
     # simulator. One small camera keeps the test fast (the frame size cannot change the physics).
     cameras = ("head",)
-    env = BSpatialEnv(task, split, cameras=cameras, max_steps=max_steps, image_size=64)
+    env = BSpatialEnv(task, split, cameras=cameras, max_steps=max_steps, image_size=64, perturbation=perturbation)
     try:
         obs, info = env.reset(seed=0)
         assert (info["episode_index"], info["task"], env.task_description) == (0, expected["instruction"],
@@ -110,6 +116,8 @@ def test_seeds_and_options_pick_manifest_entries():
     (dict(task="reach_plate", image_size=0), "image_size must be an int in 1..720, got 0"),
     (dict(task="reach_plate", max_steps=0), "max_steps must be an int >= 1 or None, got 0"),
     (dict(task="reach_plate", render_mode="human"), "render_mode must be one of ['rgb_array'] or None, got 'human'"),
+    (dict(task="reach_plate", perturbation="camera+lights"), "perturbation: unknown condition 'lights'"),
+    (dict(task="reach_plate", perturbation="paraphrase"), "perturbation must be axes from camera, light"),
 ])
 def test_bad_arguments_are_refused_by_name(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
@@ -136,3 +144,18 @@ def test_registered_ids_cover_the_25_tasks_and_make_envs():
         assert truncated and not terminated and env.unwrapped.episode_record["trace"]["split"] == "train"
     finally:
         env.close()
+
+
+def test_a_perturbed_env_shows_other_pixels_and_the_same_ones_again_on_the_same_episode():
+    plain = BSpatialEnv("reach_plate", n_episodes=1, max_steps=2, cameras=("head",), image_size=64)
+    perturbed = BSpatialEnv("reach_plate", n_episodes=1, max_steps=2, cameras=("head",), image_size=64,
+                            perturbation="light+noise")
+    try:
+        reference = plain.reset(seed=0)[0]["pixels"]["head"]
+        first = perturbed.reset(seed=0)[0]["pixels"]["head"].copy()
+        again = perturbed.reset(seed=0)[0]["pixels"]["head"]
+    finally:
+        plain.close()
+        perturbed.close()
+    assert np.abs(first.astype(int) - reference).mean() > 2.0   # tinted, dimmed or brightened, and noisy
+    np.testing.assert_array_equal(first, again)                  # drawn per episode, noise included

@@ -53,6 +53,22 @@ def test_lerobot_eval_and_rollout_play_the_same_episodes(act_checkpoint, tmp_pat
     same_episodes(load_results(evaluated / "records"), rollout)
 
 
+def test_lerobot_eval_with_a_perturbation_plays_the_rollouts_perturbed_episode(act_checkpoint, tmp_path):
+    """``--env.perturbation=camera+noise``: the env draws the episode's camera offsets and noise as ``bspatial
+    rollout --condition`` does, and renders the frames in the same order, so the ACT sees the same pixels on both
+    paths and plays the same episode."""
+    evaluated = tmp_path / "lerobot-eval"
+    run_command([BIN / "lerobot-eval", f"--policy.path={act_checkpoint / 'pretrained_model'}", "--env.type=bspatial",
+                 f"--env.task={TASK}", f"--env.episode_length={EVAL_STEPS}", f"--env.record_dir={evaluated / 'records'}",
+                 "--env.perturbation=noise+camera", "--eval.n_episodes=1", "--eval.batch_size=1", "--seed=0",
+                 "--policy.device=cpu", f"--output_dir={evaluated}"], tmp_path)
+    rollout = rollout_records("--policy", f"lerobot:{act_checkpoint}#select_action", "--n-episodes", 1,
+                              "--max-steps", EVAL_STEPS, "--condition", "camera+noise", "--out", tmp_path / "rollout")
+    evaluated_records = load_results(evaluated / "records")
+    assert evaluated_records[0]["condition"] == "camera+noise" and evaluated_records[0]["perturbation"]["camera"]
+    same_episodes(evaluated_records, rollout)
+
+
 def test_lerobot_eval_with_two_async_envs_plays_the_one_env_episodes(act_checkpoint, tmp_path):
     """--eval.batch_size 2 with async envs (two simulator processes, one batched policy call per step) against
     the rollout's one episode at a time: the same outcomes and steps; traces equal to float rounding (a batch of 2
