@@ -71,6 +71,8 @@ class BSpatialBenchmark(StepBenchmark):
         max_steps: cap on each episode's step budget (smoke runs); None = the task's budget.
         record_dir: folder for each episode's rollout record (``episodes/``) and, at the end, ``tables/``.
         policy_label: the ``policy`` of the records: what the tables call the evaluated model.
+        perturbation: perturbation axes joined by ``+`` (``camera+noise``; :mod:`bspatial.tasks.perturbations`),
+            drawn per episode as ``bspatial rollout --condition`` draws them; None = unperturbed.
 
     Raises:
         ValueError: an unknown split, task or camera, or a bad size (naming the field and the value).
@@ -81,10 +83,15 @@ class BSpatialBenchmark(StepBenchmark):
     def __init__(self, split: str = "held_out", tasks: list[str] | None = None,
                  camera_names: list[str] | None = None, image_size: int = POLICY_IMAGE_SIZE, send_state: bool = True,
                  max_steps: int | None = None, record_dir: str | None = None,
-                 policy_label: str = DEFAULT_POLICY_LABEL, send_wrist_image: bool | None = None) -> None:
+                 policy_label: str = DEFAULT_POLICY_LABEL, send_wrist_image: bool | None = None,
+                 perturbation: str | None = None) -> None:
         super().__init__()
+        from bspatial.evaluation.envs.env import perturbation_axes
         from bspatial.evaluation.rollout.plan import resolve_tasks
         from bspatial.tasks.budgets import step_budget
+
+        perturbation_axes(perturbation)   # refused here, by name, not in the first episode's env
+        self.perturbation = perturbation
 
         self.split = split
         self.task_names = resolve_tasks(split, tasks)   # refuses an unknown split / task, naming the known ones
@@ -142,7 +149,7 @@ class BSpatialBenchmark(StepBenchmark):
         if task not in self._envs:
             self._envs[task] = BSpatialEnv(task, self.split, max_steps=self.max_steps, cameras=self.cameras,
                                            image_size=self.image_size, record_dir=self.record_dir,
-                                           policy=self.policy_label)
+                                           policy=self.policy_label, perturbation=self.perturbation)
         return self._envs[task]
 
     def reset(self, task: dict[str, Any]) -> Any:

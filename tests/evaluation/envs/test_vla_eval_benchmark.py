@@ -1,5 +1,7 @@
 """The vla-eval benchmark class and config writer, without a model server: what they refuse and what they send."""
 
+import json
+
 import anyio
 import numpy as np
 import pytest
@@ -40,6 +42,7 @@ def test_the_config_writer_refuses_bad_input(kwargs, message):
     (dict(tasks=["reach_moon"]), "unknown task 'reach_moon'"),
     (dict(camera_names=["top"]), "cameras must be distinct names from ['head', 'left_wrist', 'right_wrist'], got ['top']"),
     (dict(image_size=0), "image_size must be an int in 1..720, got 0"),
+    (dict(perturbation="camera+fog"), "perturbation: unknown condition 'fog'"),
 ])
 def test_the_benchmark_refuses_bad_params_before_any_episode(kwargs, message):
     with pytest.raises(ValueError) as error:
@@ -76,3 +79,22 @@ def test_an_episode_sends_the_b1k_keys_and_refuses_a_short_action():
     assert observation["states"].shape == (84,) and observation["task_description"].startswith("Reach the ")
     assert done and result == {"success": False, "soft": False, "wrong": False, "outcome": "none",
                                "status": "timeout", "episode_index": 3}
+
+
+@pytest.mark.sim
+def test_a_perturbed_benchmark_episode_carries_its_draws_in_the_record(tmp_path):
+    bench = BSpatialBenchmark(tasks=["reach_plate"], camera_names=["head"], image_size=32, max_steps=1,
+                              record_dir=str(tmp_path), perturbation="light")
+
+    async def play():
+        await bench.start_episode({**bench.get_tasks()[0], "episode_idx": 0})
+        await bench.apply_action({"actions": np.zeros(23, np.float32)})
+        return await bench.get_result()
+
+    try:
+        anyio.run(play)
+    finally:
+        bench.cleanup()
+    (record,) = [json.loads(f.read_text()) for f in (tmp_path / "episodes").glob("*.json")]
+    assert record["condition"] == "light" and set(record["perturbation"]["light"]) == {
+        "intensity", "colour", "tilt_deg", "azimuth_deg"}
