@@ -11,6 +11,7 @@ import importlib.metadata
 import json
 import logging
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,13 +37,19 @@ def test_the_plugin_distribution_is_installed():
         pytest.fail("lerobot_env_bspatial is not installed: pip install -e plugins/lerobot_env_bspatial (make venv)")
 
 
-def test_lerobot_eval_and_rollout_play_the_same_episodes(act_checkpoint, tmp_path):
+def _lerobot_eval(act_checkpoint, tmp_path, *options) -> Path:
+    """Run the real ``lerobot-eval`` on TASK's first episodes (capped at EVAL_STEPS, seed 0, CPU) with ``options``;
+    returns its output folder (records under ``records/``)."""
     evaluated = tmp_path / "lerobot-eval"
-    # batch_size 1: a batch of 2 changes the network's float rounding (~1e-8 in the traces), not the episodes.
     run_command([BIN / "lerobot-eval", f"--policy.path={act_checkpoint / 'pretrained_model'}", "--env.type=bspatial",
-          f"--env.task={TASK}", f"--env.episode_length={EVAL_STEPS}", f"--env.record_dir={evaluated / 'records'}",
-          "--eval.n_episodes=2", "--eval.batch_size=1", "--seed=0", "--policy.device=cpu",
-          f"--output_dir={evaluated}"], tmp_path)
+                 f"--env.task={TASK}", f"--env.episode_length={EVAL_STEPS}", f"--env.record_dir={evaluated / 'records'}",
+                 *options, "--seed=0", "--policy.device=cpu", f"--output_dir={evaluated}"], tmp_path)
+    return evaluated
+
+
+def test_lerobot_eval_and_rollout_play_the_same_episodes(act_checkpoint, tmp_path):
+    # batch_size 1: a batch of 2 changes the network's float rounding (~1e-8 in the traces), not the episodes.
+    evaluated = _lerobot_eval(act_checkpoint, tmp_path, "--eval.n_episodes=2", "--eval.batch_size=1")
     info = json.loads((evaluated / "eval_info.json").read_text())
     rollout = rollout_records("--policy", f"lerobot:{act_checkpoint}#select_action", "--n-episodes", 2,
                        "--max-steps", EVAL_STEPS, "--out", tmp_path / "rollout")
@@ -57,11 +64,8 @@ def test_lerobot_eval_with_a_perturbation_plays_the_rollouts_perturbed_episode(a
     """``--env.perturbation=camera+noise``: the env draws the episode's camera offsets and noise as ``bspatial
     rollout --condition`` does, and renders the frames in the same order, so the ACT sees the same pixels on both
     paths and plays the same episode."""
-    evaluated = tmp_path / "lerobot-eval"
-    run_command([BIN / "lerobot-eval", f"--policy.path={act_checkpoint / 'pretrained_model'}", "--env.type=bspatial",
-                 f"--env.task={TASK}", f"--env.episode_length={EVAL_STEPS}", f"--env.record_dir={evaluated / 'records'}",
-                 "--env.perturbation=noise+camera", "--eval.n_episodes=1", "--eval.batch_size=1", "--seed=0",
-                 "--policy.device=cpu", f"--output_dir={evaluated}"], tmp_path)
+    evaluated = _lerobot_eval(act_checkpoint, tmp_path, "--env.perturbation=noise+camera", "--eval.n_episodes=1",
+                              "--eval.batch_size=1")
     rollout = rollout_records("--policy", f"lerobot:{act_checkpoint}#select_action", "--n-episodes", 1,
                               "--max-steps", EVAL_STEPS, "--condition", "camera+noise", "--out", tmp_path / "rollout")
     evaluated_records = load_results(evaluated / "records")
@@ -73,11 +77,8 @@ def test_lerobot_eval_with_two_async_envs_plays_the_one_env_episodes(act_checkpo
     """--eval.batch_size 2 with async envs (two simulator processes, one batched policy call per step) against
     the rollout's one episode at a time: the same outcomes and steps; traces equal to float rounding (a batch of 2
     changes the network's rounding, about 1e-8, never an episode)."""
-    evaluated = tmp_path / "lerobot-eval"
-    run_command([BIN / "lerobot-eval", f"--policy.path={act_checkpoint / 'pretrained_model'}", "--env.type=bspatial",
-                 f"--env.task={TASK}", f"--env.episode_length={EVAL_STEPS}", f"--env.record_dir={evaluated / 'records'}",
-                 "--eval.n_episodes=2", "--eval.batch_size=2", "--eval.use_async_envs=true", "--seed=0",
-                 "--policy.device=cpu", f"--output_dir={evaluated}"], tmp_path)
+    evaluated = _lerobot_eval(act_checkpoint, tmp_path, "--eval.n_episodes=2", "--eval.batch_size=2",
+                              "--eval.use_async_envs=true")
     rollout = rollout_records("--policy", f"lerobot:{act_checkpoint}#select_action", "--n-episodes", 2,
                               "--max-steps", EVAL_STEPS, "--out", tmp_path / "rollout")
     batched = load_results(evaluated / "records")
