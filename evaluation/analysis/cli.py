@@ -1,6 +1,7 @@
 """Typer command functions of the analysis, wired into the main ``bspatial`` app as a group:
 
     analyze_app.command("correlate")(correlate)     # bspatial analyze correlate ...
+    analyze_app.command("rollouts")(rollouts)       # bspatial analyze rollouts RUN... (the rollout tables together)
     app.command("report")(report)                   # bspatial report [--html] (VLM tables, the HTML leaderboard)
 
 Heavy imports (the run readers, which pull in the VLM runner's modules) stay inside the function so
@@ -41,6 +42,26 @@ def correlate(
         raise typer.Exit(code=2) from None
     typer.echo(written["correlation.md"].read_text())
     typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
+
+
+def rollouts(
+    runs: Annotated[list[Path], typer.Argument(help="Rollout run folders (bspatial rollout --out), e.g. a plain and a "
+                                                    "perturbed run of the same policy, beside the references.")],
+    out: Annotated[Path, typer.Option(help="Folder for the tables (Markdown and CSV).")] = Path("reports/rollouts"),
+) -> None:
+    """The rollout tables of several runs together: Table 4 / S11, the Spa-Bench condition table (a condition or
+    perturbation run paired with the same policy's plain run on the same scenes), the cue ladder, failure modes."""
+    from bspatial.evaluation.rollout.tables import write_tables
+
+    try:
+        written = write_tables(runs, out)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    for name in ("table4.md", "table_s11.md", "spa_bench_conditions.md", "cue_ladder.md"):
+        if name in written:
+            typer.echo(written[name].read_text())
+    typer.echo(f"wrote {len(written)} files to {out}")
 
 
 def report(

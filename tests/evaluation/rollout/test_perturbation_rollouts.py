@@ -10,7 +10,6 @@ from bspatial.cli import app
 from bspatial.evaluation.rollout.episodes import load_results
 from bspatial.evaluation.rollout.plan import RunSettings
 from bspatial.evaluation.rollout.runner import run_rollouts
-from bspatial.evaluation.rollout.tables import write_tables
 
 pytestmark = [pytest.mark.slow, pytest.mark.sim]
 
@@ -30,8 +29,12 @@ def test_the_expert_keeps_its_episodes_under_camera_and_start_state_and_the_tabl
         # The privileged expert reads the state, not pixels: a moved start changes its path, not its outcome.
         assert a["outcome"] == b["outcome"] == "correct"
         assert a["trace"]["eef_positions"][0] != b["trace"]["eef_positions"][0]
-    written = write_tables([tmp_path / "plain", tmp_path / "perturbed"], tmp_path / "tables")
-    rows = {r["condition"]: r for r in csv.DictReader(written["spa_bench_conditions.csv"].open())}
+    # The two runs tabulated together from the command line: the condition table pairs them.
+    result = runner.invoke(app, ["analyze", "rollouts", str(tmp_path / "plain"), str(tmp_path / "perturbed"),
+                                 "--out", str(tmp_path / "tables")])
+    assert result.exit_code == 0, result.output
+    assert "| camera+robot_state |" in result.output
+    rows = {r["condition"]: r for r in csv.DictReader((tmp_path / "tables" / "spa_bench_conditions.csv").open())}
     assert set(rows) == {"spatial", "camera+robot_state"}
     assert rows["camera+robot_state"]["n"] == "2"
     assert rows["camera+robot_state"]["paired_difference"].startswith("+0.0 ")   # both succeed on both scenes
@@ -58,3 +61,8 @@ def test_bad_conditions_exit_2_naming_the_part(tmp_path, condition, message):
                                       "--out", str(tmp_path / "run")])
     assert result.exit_code == 2 and message in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_analyze_rollouts_refuses_a_folder_without_episodes(tmp_path):
+    result = CliRunner().invoke(app, ["analyze", "rollouts", str(tmp_path), "--out", str(tmp_path / "tables")])
+    assert result.exit_code == 2 and "has no episodes/ folder of episode results" in result.output
