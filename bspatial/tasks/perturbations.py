@@ -174,7 +174,8 @@ def draw_perturbation(axes: tuple[str, ...], rng: np.random.Generator) -> Pertur
              "tilt_deg": float(rng.uniform(0.0, LIGHT_TILT_DEG)), "azimuth_deg": float(rng.uniform(0.0, 360.0))}
     appearance_seed = int(rng.integers(2**31))
     noise_sigma, noise_seed = float(rng.uniform(*NOISE_SIGMA)), int(rng.integers(2**31))
-    robot = {"base_shift_m": _uniform(rng, BASE_SHIFT_M, 2), "base_turn_deg": float(rng.uniform(-BASE_TURN_DEG, BASE_TURN_DEG)),
+    robot = {"base_shift_m": _uniform(rng, BASE_SHIFT_M, 2),
+             "base_turn_deg": float(rng.uniform(-BASE_TURN_DEG, BASE_TURN_DEG)),
              "torso_rad": _uniform(rng, TORSO_JOINT_RAD, 4), "left_arm_rad": _uniform(rng, ARM_JOINT_RAD, 7),
              "right_arm_rad": _uniform(rng, ARM_JOINT_RAD, 7)}
     return Perturbation(
@@ -197,7 +198,8 @@ def _tilted(direction: tuple[float, float, float], tilt_deg: float, azimuth_deg:
         return tuple(d)
     axis /= np.linalg.norm(axis)
     t = math.radians(tilt_deg)   # Rodrigues: d rotated about axis by t
-    return tuple(float(v) for v in d * math.cos(t) + np.cross(axis, d) * math.sin(t) + axis * (axis @ d) * (1 - math.cos(t)))
+    turned = d * math.cos(t) + np.cross(axis, d) * math.sin(t) + axis * (axis @ d) * (1 - math.cos(t))
+    return tuple(float(v) for v in turned)
 
 
 def _lights(lights: tuple[LightSpec, ...], draw: dict[str, Any]) -> tuple[LightSpec, ...]:
@@ -276,5 +278,19 @@ class NoisyCameras:
         return getattr(self._backend, name)
 
 
+def episode_perturbation(axes: tuple[str, ...], run_seed: int, scene_seed: int | None) -> Perturbation | None:
+    """The episode's draws for ``axes`` (None without axes): what every path (``bspatial rollout``, the gymnasium
+    env, lerobot-eval, vla-eval) loads the episode with."""
+    return draw_perturbation(axes, perturbation_rng(run_seed, scene_seed)) if axes else None
+
+
+def seen_by_the_policy(backend: SimBackend, perturbation: Perturbation | None):
+    """What a policy renders from: ``backend`` under no ``noise`` axis, else its :class:`NoisyCameras` (the
+    episode's own noise generator); the simulator, the trace and the scoring keep ``backend`` itself."""
+    if perturbation is None or not perturbation.noise_sigma:
+        return backend
+    return NoisyCameras(backend, perturbation.noise_sigma, perturbation.noise_seed)
+
+
 __all__ = ["AXES", "RANGES", "NoisyCameras", "Perturbation", "condition_name", "draw_perturbation",
-           "perturb_instance", "perturbation_rng", "split_condition"]
+           "episode_perturbation", "perturb_instance", "perturbation_rng", "seen_by_the_policy", "split_condition"]

@@ -246,7 +246,7 @@ class BSpatialEnv(gym.Env):
         super().reset(seed=seed)
         from bspatial.evaluation.rollout.episodes import TRACE_SPLIT, load_instance
         from bspatial.tasks.episode import EpisodeRun
-        from bspatial.tasks.perturbations import NoisyCameras, draw_perturbation, perturbation_rng
+        from bspatial.tasks.perturbations import episode_perturbation, seen_by_the_policy
 
         self._index = self._pick(seed, options or {})
         episode = self.episodes[self._index]
@@ -254,12 +254,10 @@ class BSpatialEnv(gym.Env):
             from bspatial.sim.mujoco_backend import MujocoBackend
 
             self._backend = MujocoBackend(camera_size=self.image_size)
-        drawn = (draw_perturbation(self.axes, perturbation_rng(self.perturbation_seed, episode.seed))
-                 if self.axes else None)
+        drawn = episode_perturbation(self.axes, self.perturbation_seed, episode.seed)
         instance, self._spawn = load_instance(self._backend, episode, "spatial", drawn)
         self._drawn = drawn
-        self._cameras = (NoisyCameras(self._backend, drawn.noise_sigma, drawn.noise_seed)
-                         if drawn is not None and drawn.noise_sigma else self._backend)
+        self._cameras = seen_by_the_policy(self._backend, drawn)
         steps = instance.step_budget if self.max_steps is None else min(self.max_steps, instance.step_budget)
         self._run = EpisodeRun(self._backend, instance, split=TRACE_SPLIT[episode.split], max_steps=steps)
         self._episode, self._record = episode, None

@@ -152,22 +152,19 @@ def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Pat
     """
     from bspatial.tasks.conditions import NotApplicable
     from bspatial.tasks.episode import run_episode
-    from bspatial.tasks.perturbations import NoisyCameras, draw_perturbation, perturbation_rng, split_condition
+    from bspatial.tasks.perturbations import episode_perturbation, seen_by_the_policy, split_condition
 
     condition, max_steps = settings.condition, settings.max_steps
     language, axes = split_condition(condition)
-    perturbation = draw_perturbation(axes, perturbation_rng(settings.seed, episode.seed)) if axes else None
+    perturbation = episode_perturbation(axes, settings.seed, episode.seed)
     drawn = {"perturbation": perturbation.summary() if perturbation is not None else None}
     instruction, policy, spawn = None, None, None
     protocol = policy_protocol(policy_spec)
     try:
         instance, spawn = load_instance(backend, episode, language, perturbation)
         instruction = instance.instruction
-        # Under the noise axis the policy's cameras are noisy; the simulator, the recorder and the scoring are not.
-        seen = backend if perturbation is None or not perturbation.noise_sigma else NoisyCameras(
-            backend, perturbation.noise_sigma, perturbation.noise_seed)
-        policy = make_policy(policy_spec, seen, instance, settings, training_variant=episode.training_variant,
-                             inference=inference)
+        policy = make_policy(policy_spec, seen_by_the_policy(backend, perturbation), instance, settings,
+                             training_variant=episode.training_variant, inference=inference)
         steps = instance.step_budget if max_steps is None else min(max_steps, instance.step_budget)
         trace_split = TRACE_SPLIT[episode.split]
         # A no-intervention episode has nothing to decide early: it runs its whole budget.

@@ -364,7 +364,8 @@ def make_policy(policy_spec: str, backend: SimBackend, instance, settings: RunSe
     from bspatial.tasks.perturbations import split_condition
 
     ir = NO_IR if settings.ir is None else settings.ir
-    if policy_spec == "hold" or (policy_spec == "scripted" and split_condition(settings.condition)[0] == "no_intervention"):
+    language = split_condition(settings.condition)[0]
+    if policy_spec == "hold" or (policy_spec == "scripted" and language == "no_intervention"):
         # Never moves: the spawn pose is commanded at every step. (The privileged expert knows that a
         # no-intervention goal already holds: its reference behaviour is to stay still.)
         hold = backend.hold_action()
