@@ -109,6 +109,25 @@ def split_condition(condition: str) -> tuple[str, tuple[str, ...]]:
     return (language[0] if language else "spatial"), tuple(a for a in AXES if a in axes)
 
 
+def axes_only(perturbation: str | None) -> tuple[tuple[str, ...], str]:
+    """``(axes, condition name)`` of a perturbation given without a language condition (the gymnasium env's,
+    lerobot-eval's and vla-eval's ``perturbation``); None or "" = ``((), "spatial")``.
+
+    Raises:
+        ValueError: an unknown axis, or a language condition (those run through ``bspatial rollout --condition``).
+    """
+    if perturbation is None or not str(perturbation).strip():
+        return (), "spatial"
+    try:
+        language, axes = split_condition(perturbation)
+    except ValueError as error:
+        raise ValueError(f"perturbation: {error}") from None
+    if language != "spatial" or not axes:
+        raise ValueError(f"perturbation must be axes from {', '.join(AXES)} joined by '+', got {perturbation!r} "
+                         "(language conditions run through bspatial rollout --condition)")
+    return axes, condition_name("spatial", axes)
+
+
 def condition_name(language: str, axes: tuple[str, ...]) -> str:
     """The canonical name of a condition: the language condition (left out when ``spatial`` and axes follow), then
     the axes in :data:`AXES` order, joined by ``+``."""
@@ -292,5 +311,5 @@ def seen_by_the_policy(backend: SimBackend, perturbation: Perturbation | None):
     return NoisyCameras(backend, perturbation.noise_sigma, perturbation.noise_seed)
 
 
-__all__ = ["AXES", "RANGES", "NoisyCameras", "Perturbation", "condition_name", "draw_perturbation",
+__all__ = ["AXES", "RANGES", "NoisyCameras", "Perturbation", "axes_only", "condition_name", "draw_perturbation",
            "episode_perturbation", "perturb_instance", "perturbation_rng", "seen_by_the_policy", "split_condition"]

@@ -51,14 +51,14 @@ def rollouts(
 ) -> None:
     """The rollout tables of several runs together: Table 4 / S11, the Spa-Bench condition table (a condition or
     perturbation run paired with the same policy's plain run on the same scenes), the cue ladder, failure modes."""
-    from bspatial.evaluation.rollout.tables import write_tables
+    from bspatial.evaluation.rollout.tables import PRINTED_TABLES, write_tables
 
     try:
         written = write_tables(runs, out)
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
-    for name in ("table4.md", "table_s11.md", "spa_bench_conditions.md", "cue_ladder.md"):
+    for name in PRINTED_TABLES:
         if name in written:
             typer.echo(written[name].read_text())
     typer.echo(f"wrote {len(written)} files to {out}")

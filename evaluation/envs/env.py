@@ -163,6 +163,7 @@ class BSpatialEnv(gym.Env):
                  episode_stride: int = 1, perturbation: str | None = None, perturbation_seed: int = 0) -> None:
         from bspatial.catalog.tasks import canonical_task_name
         from bspatial.tasks.budgets import step_budget
+        from bspatial.tasks.perturbations import axes_only
 
         try:
             self.task_name = canonical_task_name(task)
@@ -186,7 +187,7 @@ class BSpatialEnv(gym.Env):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
         self.episode_offset, self.episode_stride = episode_offset, episode_stride
-        self.axes, self.condition = perturbation_axes(perturbation)
+        self.axes, self.condition = axes_only(perturbation)
         if isinstance(perturbation_seed, bool) or not isinstance(perturbation_seed, int):
             raise ValueError(f"perturbation_seed must be an int, got {perturbation_seed!r}")
         self.perturbation_seed = perturbation_seed
@@ -331,22 +332,5 @@ class BSpatialEnv(gym.Env):
                 "failure_mode": record.get("failure_mode"), "status": record.get("status")}
 
 
-def perturbation_axes(perturbation: str | None) -> tuple[tuple[str, ...], str]:
-    """``(axes, the records' condition)`` of the env's ``perturbation`` argument."""
-    from bspatial.tasks.perturbations import AXES, condition_name, split_condition
-
-    if perturbation is None or not str(perturbation).strip():
-        return (), "spatial"
-    try:
-        language, axes = split_condition(perturbation)
-    except ValueError as error:
-        raise ValueError(f"perturbation: {error}") from None
-    if language != "spatial" or not axes:
-        raise ValueError(f"perturbation must be axes from {', '.join(AXES)} joined by '+', got {perturbation!r} "
-                         "(language conditions run through bspatial rollout --condition)")
-    return axes, condition_name("spatial", axes)
-
-
 __all__ = ["AGENT_POS_KEY", "ENV_POLICY", "PIXELS_KEY", "POLICY_KEYS", "TRAINING_SPLIT", "BSpatialEnv",
-           "action_space", "default_split", "env_observation", "observation_space", "perturbation_axes",
-           "plan_env_episodes"]
+           "action_space", "default_split", "env_observation", "observation_space", "plan_env_episodes"]

@@ -101,10 +101,10 @@ class BSpatialEnvConfig(EnvConfig):
             self.features_map[key] = image_key(cam)
         self.features[AGENT_POS_KEY] = PolicyFeature(type=FeatureType.STATE, shape=(STATE_DIM,))
         if self.perturbation is not None:
-            from bspatial.evaluation.envs.env import perturbation_axes
+            from bspatial.tasks.perturbations import axes_only
 
             try:   # refused when the command line is parsed, not in the first env's constructor
-                perturbation_axes(self.perturbation)
+                axes_only(self.perturbation)
             except ValueError as error:
                 raise ValueError(f"env.{error}") from None
         if self.task is not None:

@@ -86,11 +86,11 @@ class BSpatialBenchmark(StepBenchmark):
                  policy_label: str = DEFAULT_POLICY_LABEL, send_wrist_image: bool | None = None,
                  perturbation: str | None = None) -> None:
         super().__init__()
-        from bspatial.evaluation.envs.env import perturbation_axes
+        from bspatial.tasks.perturbations import axes_only
         from bspatial.evaluation.rollout.plan import resolve_tasks
         from bspatial.tasks.budgets import step_budget
 
-        perturbation_axes(perturbation)   # refused here, by name, not in the first episode's env
+        axes_only(perturbation)   # refused here, by name, not in the first episode's env
         self.perturbation = perturbation
 
         self.split = split

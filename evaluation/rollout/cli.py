@@ -63,7 +63,7 @@ def rollout(
     from bspatial.evaluation.rollout.plan import RunSettings
     from bspatial.evaluation.rollout.runner import BatchSettings, run_rollouts
     from bspatial.evaluation.rollout.episodes import load_results
-    from bspatial.evaluation.rollout.tables import write_tables
+    from bspatial.evaluation.rollout.tables import PRINTED_TABLES, write_tables
     from bspatial.evaluation.rollout.timing import pooled_latency
 
     out = out or Path("runs") / (f"{_policy_label(policy)}-{split}" + ("" if condition == "spatial" else f"-{condition}"))
@@ -88,7 +88,7 @@ def rollout(
     except KeyboardInterrupt:
         typer.echo(f"interrupted: rerun the same command to resume {out}", err=True)
         raise typer.Exit(code=130) from None
-    for name in ("table4.md", "table_s11.md", "spa_bench_conditions.md", "cue_ladder.md"):
+    for name in PRINTED_TABLES:
         if name in written:
             typer.echo(written[name].read_text())
     latency = pooled_latency(load_results(out))

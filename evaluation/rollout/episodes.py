@@ -157,7 +157,7 @@ def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Pat
     condition, max_steps = settings.condition, settings.max_steps
     language, axes = split_condition(condition)
     perturbation = episode_perturbation(axes, settings.seed, episode.seed)
-    drawn = {"perturbation": perturbation.summary() if perturbation is not None else None}
+    drawn = perturbation.summary() if perturbation is not None else None   # every record keeps them
     instruction, policy, spawn = None, None, None
     protocol = policy_protocol(policy_spec)
     try:
@@ -175,15 +175,15 @@ def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Pat
             if hasattr(policy, "close"):
                 policy.close()   # threaded inference: no computation outlives its episode
         record = finished_record(episode, policy_spec, result, protocol=protocol, condition=condition,
-                                 instruction=instruction, spawn=spawn, policy=policy, **drawn)
+                                 instruction=instruction, spawn=spawn, policy=policy, perturbation=drawn)
     except NotApplicable as why:
         record = _record(episode, policy_spec, protocol=protocol, condition=condition, status="not_applicable",
-                         message=str(why), **drawn)
+                         message=str(why), perturbation=drawn)
     except Exception as error:  # recorded, not hidden: the result file says what failed
         logger.warning("episode %s (%s, seed %d) crashed: %s: %s", episode.key, episode.variant, episode.seed,
                        type(error).__name__, error)
         record = _record(episode, policy_spec, protocol=protocol, condition=condition, instruction=instruction,
-                         ir=_ir_summary(policy), spawn=spawn, message=f"{type(error).__name__}: {error}", **drawn)
+                         ir=_ir_summary(policy), spawn=spawn, message=f"{type(error).__name__}: {error}", perturbation=drawn)
     if out is not None:
         write_record(out, episode, record)
     return record

@@ -66,7 +66,8 @@ class BatchSettings:
     max_wait_s: float = DEFAULT_MAX_WAIT_S
 
     def check(self, policy_spec: str, ray: str | None) -> None:
-        """Refuses what cannot be served: a policy that is not our checkpoint, Ray actors, bad sizes."""
+        """Refuses what cannot be served (:func:`~bspatial.evaluation.rollout.policies.batch_refusal`), Ray actors,
+        bad sizes."""
         from bspatial.evaluation.rollout.policies import batch_refusal
 
         refusal = batch_refusal(policy_spec)

@@ -64,6 +64,8 @@ def checkpoint_name(path: str) -> str:
     return parts[-1] if parts else str(path)
 
 
+PRINTED_TABLES: tuple[str, ...] = ("table4.md", "table_s11.md", "spa_bench_conditions.md", "cue_ladder.md")
+"""The tables a command prints after writing them (those written: :func:`write_tables` writes what applies)."""
 IR_ROW_MARK = " [IR "
 """Joins a policy spec and the IR cue its episodes ran with in a row key (:func:`row_policy`)."""
 
@@ -366,5 +368,5 @@ def _write_spa_bench(records, out: Path) -> dict[str, Path]:
     return written
 
 
-__all__ = ["COMPARISON_TABLES", "comparison_rows", "MANIPULATION_SPLITS", "NAVIGATION_SPLIT", "TABLE4_COLUMNS", "format_rate", "group_records", "per_task_rows", "row_policy",
+__all__ = ["COMPARISON_TABLES", "PRINTED_TABLES", "comparison_rows", "MANIPULATION_SPLITS", "NAVIGATION_SPLIT", "TABLE4_COLUMNS", "format_rate", "group_records", "per_task_rows", "row_policy",
            "policy_label", "rates_of", "s11_rows", "table4_rows", "to_csv", "to_markdown", "write_tables"]
