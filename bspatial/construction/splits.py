@@ -63,6 +63,7 @@ import json
 import logging
 import os
 import pickle
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -486,6 +487,40 @@ def split_episodes(split: str, tasks: Sequence[str] | None = None, *, seed: int 
     return out
 
 
+# ----------------------------------------------------------------------------- episode-aligned items
+
+
+ALIGNED_SPLITS: tuple[str, ...] = ("held_out", "prompt_probe")
+"""The manipulation splits whose episodes get their own IR query and task VQA item (the ``aligned`` build preset,
+:mod:`bspatial.construction.publishing.aligned_records`)."""
+_ALIGNED_ID = re.compile(r"ep-(?P<split>held_out|prompt_probe)-(?P<task>[a-z0-9_]+)-(?P<index>\d{4,})")
+
+
+def aligned_item_id(entry: SplitEntry) -> str:
+    """The id of ``entry``'s aligned VQA item and IR query: ``ep-<split>-<task>-<index:04d>``. The episode is in
+    the id because a run's per-sample log keeps the id, not the record's metadata, and ``bspatial analyze join``
+    pairs items with rollout records through it (:func:`aligned_episode_key`).
+
+    Example:
+        >>> aligned_item_id(SplitEntry("reach_plate", "largest", 7, "held_out", 3))
+        'ep-held_out-reach_plate-0003'
+    """
+    if entry.split not in ALIGNED_SPLITS:
+        raise ValueError(f"split of an aligned item must be one of {ALIGNED_SPLITS}, got {entry.split!r}")
+    return f"ep-{entry.split}-{entry.key}"
+
+
+def aligned_episode_key(item_id: str) -> tuple[str, str, int] | None:
+    """(split, task, index) of an :func:`aligned_item_id`, or None for any other id.
+
+    Example:
+        >>> aligned_episode_key("ep-prompt_probe-place_bowl_in_cabinet-0012"), aligned_episode_key("tm-x")
+        (('prompt_probe', 'place_bowl_in_cabinet', 12), None)
+    """
+    match = _ALIGNED_ID.fullmatch(item_id)
+    return None if match is None else (match["split"], match["task"], int(match["index"]))
+
+
 # ----------------------------------------------------------------------------- files
 
 
@@ -546,6 +581,6 @@ def read_manifest(path: str | os.PathLike) -> list[SplitEntry]:
     return entries
 
 
-__all__ = ["SPA_ID_PER_TASK", "SPA_OOD_PER_TASK", "spa_tasks", "spa_training_entry", "DEFAULT_BUILD_SEED", "DEFAULT_TRAINING_PER_TASK", "SEED_SPLIT_CODE", "SPLITS", "SPLIT_TOTALS",
+__all__ = ["ALIGNED_SPLITS", "aligned_episode_key", "aligned_item_id", "SPA_ID_PER_TASK", "SPA_OOD_PER_TASK", "spa_tasks", "spa_training_entry", "DEFAULT_BUILD_SEED", "DEFAULT_TRAINING_PER_TASK", "SEED_SPLIT_CODE", "SPLITS", "SPLIT_TOTALS",
            "SplitEntry", "TRACE_SPLIT", "read_manifest", "reverse_variant", "seed_split", "split_episodes",
            "split_seed", "target_key", "training_entry", "variant_partition", "write_manifests"]

@@ -1,7 +1,8 @@
 """BEHAVIOR-Spatial IR: point-grounding queries with region specs scored by ``bspatial_ir``.
 
 A ``GeneratorBasedBuilder`` over the records ``bspatial build`` writes (``ir.jsonl`` plus PNG head
-frames under ``data_dir``). Configs: ``all`` and one per evaluated manipulation task (Table S2).
+frames under ``data_dir``). Configs: ``all`` and one per evaluated manipulation task (Table S2), and
+``episode_aligned`` (queries made from the rollout episodes themselves, ``bspatial build --preset aligned``).
 Self-contained: imports only ``datasets`` and the standard library.
 """
 
@@ -36,19 +37,28 @@ def ir_features() -> datasets.Features:
     })
 
 
-class BspatialIRConfig(datasets.BuilderConfig):
-    """``task`` None keeps every query (config ``all``); otherwise one task's queries."""
+def is_aligned(row: dict) -> bool:
+    """Whether a record row is an episode-aligned query (its metadata names the episode it was made from)."""
+    return "episode" in json.loads(row["metadata"])
 
-    def __init__(self, *, task: str | None, **kwargs):
+
+class BspatialIRConfig(datasets.BuilderConfig):
+    """``task`` None keeps every query (config ``all``); otherwise one task's queries. ``aligned`` selects the
+    episode-aligned queries (``episode_aligned``) or the others (every other config)."""
+
+    def __init__(self, *, task: str | None, aligned: bool = False, **kwargs):
         super().__init__(version=VERSION, **kwargs)
         self.task = task
+        self.aligned = aligned
 
 
 class BspatialIR(datasets.GeneratorBasedBuilder):
     BUILDER_CONFIG_CLASS = BspatialIRConfig
     BUILDER_CONFIGS = [BspatialIRConfig(name="all", task=None, description="All IR queries (Table 2 IR column).")] + [
         BspatialIRConfig(name=t, task=t, description=f"IR queries of {t}.") for t in TASKS
-    ]
+    ] + [BspatialIRConfig(name="episode_aligned", task=None, aligned=True,
+                          description="IR queries made from the held-out and prompt-probe episodes themselves (their "
+                                      "first head frame); the id names the episode (bspatial analyze join).")]
     DEFAULT_CONFIG_NAME = "all"
 
     def _info(self) -> datasets.DatasetInfo:
@@ -63,7 +73,8 @@ class BspatialIR(datasets.GeneratorBasedBuilder):
         with open(root / RECORDS_FILE, encoding="utf-8") as handle:
             for line in handle:
                 row = json.loads(line)
-                if self.config.task is not None and row["task"] != self.config.task:
+                if (self.config.task is not None and row["task"] != self.config.task) \
+                        or is_aligned(row) != self.config.aligned:
                     continue
                 row["image"] = {"bytes": (root / row["image"]).read_bytes(), "path": None}
                 yield row["id"], row

@@ -4,8 +4,9 @@ A ``GeneratorBasedBuilder`` over the records ``bspatial build`` writes (``vqa.js
 frames under ``data_dir``). Self-contained (imports only ``datasets`` and the standard library) so
 it can travel with the Hub repo. Configs follow the paper's subsets: ``general_single_frame`` (Table 1
 single-frame: one 720x720 frame per question), ``general_multi_frame`` (Table 1 multi-frame: four
-rotation frames, oldest first), ``task_manipulation`` (Table 2) and ``task_navigation`` (a context
-tour of the environment, then the robot's current view, last).
+rotation frames, oldest first), ``task_manipulation`` (Table 2), ``task_navigation`` (a context
+tour of the environment, then the robot's current view, last) and ``episode_aligned`` (task-grounded questions
+made from the rollout episodes themselves, ``bspatial build --preset aligned``).
 
 Every config has the harness's columns (``bspatial.evaluation.vlm.records``): ``frames`` is a list of
 images in every config (length 1 for single-frame ones), so one reader serves all settings.
@@ -38,12 +39,19 @@ def vqa_features() -> datasets.Features:
     })
 
 
-class BspatialVQAConfig(datasets.BuilderConfig):
-    """One VQA subset; ``setting`` selects the records of that observation setting."""
+def is_aligned(row: dict) -> bool:
+    """Whether a record row is an episode-aligned item (its metadata names the episode it was made from)."""
+    return "episode" in json.loads(row["metadata"])
 
-    def __init__(self, *, settings: tuple[str, ...], **kwargs):
+
+class BspatialVQAConfig(datasets.BuilderConfig):
+    """One VQA subset; ``settings`` select the records of those observation settings, ``aligned`` the
+    episode-aligned items (``episode_aligned``) or the others (every other config)."""
+
+    def __init__(self, *, settings: tuple[str, ...], aligned: bool = False, **kwargs):
         super().__init__(version=VERSION, **kwargs)
         self.settings = tuple(settings)
+        self.aligned = aligned
 
 
 class BspatialVQA(datasets.GeneratorBasedBuilder):
@@ -58,6 +66,10 @@ class BspatialVQA(datasets.GeneratorBasedBuilder):
         BspatialVQAConfig(name="task_navigation", settings=("task_navigation",),
                           description="Task-grounded navigation questions: a context tour, then the current view "
                                       "(Appendix 15.1; Table S11's VQA column)."),
+        BspatialVQAConfig(name="episode_aligned", settings=("task_manipulation",), aligned=True,
+                          description="Task-grounded manipulation questions made from the held-out and prompt-probe "
+                                      "episodes themselves (their first head frame), one per episode where it "
+                                      "qualifies; the id names the episode (bspatial analyze join)."),
     ]
     DEFAULT_CONFIG_NAME = "task_manipulation"
 
@@ -73,8 +85,15 @@ class BspatialVQA(datasets.GeneratorBasedBuilder):
         with open(root / RECORDS_FILE, encoding="utf-8") as handle:
             for line in handle:
                 row = json.loads(line)
-                if row["setting"] not in self.config.settings:
+                if row["setting"] not in self.config.settings or is_aligned(row) != self.config.aligned:
                     continue
                 # Embed bytes (not paths): the parquet repo must not point into the build folder.
                 row["frames"] = [{"bytes": (root / p).read_bytes(), "path": None} for p in row["frames"]]
                 yield row["id"], row
+
+
+def config_of_row(row: dict) -> str:
+    """The config a record row belongs to (each row belongs to exactly one)."""
+    if is_aligned(row):
+        return "episode_aligned"
+    return next(c.name for c in BspatialVQA.BUILDER_CONFIGS if row["setting"] in c.settings and not c.aligned)

@@ -36,7 +36,7 @@ def eval_vlm(
     model: Annotated[str, typer.Option(help="Model spec: 'chance' / 'chance:<seed>', a hub id or local path, 'openai:<base url>#<model>', or "
                                           "'vla-backbone:<VLA checkpoint folder>' (the VLM inside one of our policies).")],
     suite: Annotated[str, typer.Option(help="Suite: 'vqa' or 'ir'.")] = "vqa",
-    config: Annotated[str, typer.Option(help="Dataset config: general_single_frame, general_multi_frame, task_manipulation, task_navigation (vqa); all or a task name (ir); tiny (either suite: a stratified ~10% subset, not the build preset tiny).")] = "general_single_frame",
+    config: Annotated[str, typer.Option(help="Dataset config: general_single_frame, general_multi_frame, task_manipulation, task_navigation (vqa); all or a task name (ir); episode_aligned (either suite, a `--preset aligned` build: one item per rollout episode); tiny (either suite: a stratified ~10% subset, not the build preset tiny).")] = "general_single_frame",
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<model spec>, with -blind, -blind-none or -circular added for those runs); results go to <out>/<suite>-<config>/ and resume from there.")] = None,
     data: Annotated[Optional[str], typer.Option(help="Local dataset repo folder or Hub id (default: behavior-spatial/<suite>).")] = None,
     split: Annotated[str, typer.Option(help="Dataset split.")] = "test",

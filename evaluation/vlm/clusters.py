@@ -11,6 +11,8 @@ The unit is the broadest one whose items share what they show (nested units are 
   spawn's route share its instance.
 * ``tm-`` / ``ir-`` (task manipulation VQA, IR): the item itself. Each draws its own layout and asks one
   question (or one query) of it; the task is a fixed stratum of Appendix 14's task mean, not a cluster.
+* ``ep-`` (episode-aligned items, :func:`bspatial.construction.splits.aligned_item_id`): the item itself. One item
+  per episode and suite, each episode its own scene seed.
 * any other id: the item itself, with a warning: nothing is known of its structure, so its interval assumes
   independent items (its cluster count, equal to its item count, says so).
 
@@ -21,8 +23,8 @@ apartments).
 Example:
     >>> cluster_key("gs-make_fried_rice-l2-v4-01"), cluster_key("tn-move_to_garage-0a1b2c3d-007")
     ('make_fried_rice-l2', 'move_to_garage-0a1b2c3d')
-    >>> cluster_key("tm-reach_plate-2nd_largest-19cecd25")
-    'tm-reach_plate-2nd_largest-19cecd25'
+    >>> cluster_key("tm-reach_plate-2nd_largest-19cecd25"), cluster_key("ep-held_out-reach_plate-0003")
+    ('tm-reach_plate-2nd_largest-19cecd25', 'ep-held_out-reach_plate-0003')
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+
+from bspatial.construction.splits import aligned_episode_key
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +51,7 @@ def known_cluster_key(item_id: str) -> str | None:
         match = pattern.fullmatch(item_id)
         if match:
             return match["cluster"]
-    return item_id if _SINGLE_DRAW.fullmatch(item_id) else None
+    return item_id if _SINGLE_DRAW.fullmatch(item_id) or aligned_episode_key(item_id) is not None else None
 
 
 def cluster_key(item_id: str) -> str:

@@ -113,6 +113,12 @@ def _r(a) -> list[float]:
 def capture(sim: SimBackend, scene: SceneSpec, *, size: int = CONSTRUCTION_FRAME_SIZE) -> FrameRecord:
     """Load ``scene`` into ``sim`` (a :class:`~bspatial.sim.backend.SimBackend`) and record its head frame."""
     sim.load(scene)
+    return record_frame(sim, scene, size=size)
+
+
+def record_frame(sim: SimBackend, scene: SceneSpec, *, size: int = CONSTRUCTION_FRAME_SIZE) -> FrameRecord:
+    """Record the head frame of the world ``sim`` holds now (``scene`` loaded, then stepped or not): e.g. an
+    episode's start state after its warm-up (:func:`bspatial.tasks.episode.load_instance`)."""
     frame = sim.render(HEAD_CAMERA, width=size, height=size)
     counts = np.bincount(frame.segmentation[frame.segmentation >= 0].ravel())
     ids_by_name: dict[str, list[int]] = {}

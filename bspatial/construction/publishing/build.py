@@ -37,6 +37,7 @@ from bspatial.common.locks import run_folder_lock
 from bspatial.common.executors import check_ray_address, import_ray, open_executor
 from bspatial.construction.publishing.export import build_fingerprint, export_repos, quality_report
 from bspatial.construction.publishing.presets import Preset, PresetShortfall, get_preset
+from bspatial.construction.publishing.aligned_records import aligned_count_key, build_aligned_records
 from bspatial.construction.publishing.task_records import build_task_records
 from bspatial.sim.backend import SimBackend
 from bspatial.sim.process import close_process_backends, process_backend
@@ -88,21 +89,29 @@ def build(preset: str | Preset, out: str | Path, seed: int = 0, *, overwrite: bo
 
 
 def _job_names(preset: Preset) -> list[str]:
-    """The build's independent jobs: one per task, one per general-VQA activity (its frames and candidates; the
-    driver then subsamples them all at once, :func:`_write_general`), then navigation."""
+    """The build's independent jobs: one per task with task-grounded quotas, one per task with aligned episodes, one
+    per general-VQA activity (its frames and candidates; the driver then subsamples them all at once,
+    :func:`_write_general`), then navigation (when it has questions to make)."""
     from bspatial.construction.questions.activities import GENERAL_ACTIVITIES
 
     general = [] if preset.general is None else GENERAL_ACTIVITIES[: preset.general.activities]
-    return [f"task:{t}" for t in preset.tasks] + [f"{GENERAL_JOB}{a}" for a in general] + ["navigation"]
+    tasks = [t for t in preset.tasks if preset.count("vqa_per_task", t) or preset.count("ir_per_task", t)]
+    aligned = list(preset.tasks) if preset.aligned_splits else []
+    navigation = any(preset.count("navigation_per_task", t) for t in NAVIGATION_TASKS)
+    return ([f"task:{t}" for t in tasks] + [f"{ALIGNED_JOB}{t}" for t in aligned]
+            + [f"{GENERAL_JOB}{a}" for a in general] + (["navigation"] if navigation else []))
 
 
 GENERAL_JOB = "general:"
 """Prefix of a general-VQA activity job's name."""
+ALIGNED_JOB = "aligned:"
+"""Prefix of a task's episode-aligned job (:mod:`~bspatial.construction.publishing.aligned_records`)."""
 
 
 def _run_job(args: tuple) -> tuple[str, Any]:
-    """Run one job: a task or navigation into its own part files ``parts/<job>.{vqa,ir}.jsonl`` (returns
-    (job, counts)); a general-VQA activity into its staged frames (returns (job, its candidates))."""
+    """Run one job: a task, a task's aligned episodes or navigation into its own part files
+    ``parts/<job>.{vqa,ir}.jsonl`` (returns (job, counts)); a general-VQA activity into its staged frames (returns
+    (job, its candidates))."""
     preset, seed, root, job = args
     if not root.is_dir():
         import socket
@@ -115,11 +124,17 @@ def _run_job(args: tuple) -> tuple[str, Any]:
 
         return job, activity_frames(sim, preset.general, seed, job[len(GENERAL_JOB):], root)
     stem = root / "parts" / job.replace(":", "-")
-    counts: dict = {"vqa": {}, "ir": {}}
+    counts: dict = {"vqa": {}, "ir": {}, "aligned": {}}
     with open(f"{stem}.vqa.jsonl", "w") as vqa, open(f"{stem}.ir.jsonl", "w") as ir:
         if job.startswith("task:"):
             task = job[len("task:"):]
             counts["vqa"][task], counts["ir"][task] = build_task_records(sim, preset, seed, task, root, vqa, ir)
+        elif job.startswith(ALIGNED_JOB):
+            task = job[len(ALIGNED_JOB):]
+            coverage = build_aligned_records(sim, preset, seed, task, root, vqa, ir)
+            counts["aligned"][task] = coverage
+            for suite in ("vqa", "ir"):
+                counts[suite][aligned_count_key(task)] = sum(c[suite] for c in coverage.values())
         else:
             counts["vqa"].update(_build_navigation(sim, preset, seed, root, vqa))
     return job, counts
@@ -127,8 +142,8 @@ def _run_job(args: tuple) -> tuple[str, Any]:
 
 def _write_records(preset: Preset, seed: int, root: Path, workers: int | None = None, ray: str | None = None) -> dict:
     """Run the jobs (on the executor of ``workers`` / ``ray``, one simulator per worker), write general VQA's
-    records from the activities' candidates, and merge the part files (every task's in the preset's order, general VQA's,
-    navigation's), so the records do not depend on where the jobs ran."""
+    records from the activities' candidates, and merge the part files (every task's in the preset's order, the
+    aligned episodes', general VQA's, navigation's), so the records do not depend on where the jobs ran."""
     from bspatial.common.progress import progress_bar
 
     (root / "images").mkdir(parents=True)
@@ -149,17 +164,18 @@ def _write_records(preset: Preset, seed: int, root: Path, workers: int | None = 
     finally:
         bar.close()
         close_process_backends()
+    parts = [j for j in jobs if not j.startswith(GENERAL_JOB)]
     if preset.general is not None:
         results["general"] = _write_general(preset, seed, root, [results[j] for j in jobs if j.startswith(GENERAL_JOB)])
-    parts = [j for j in jobs if j.startswith("task:")] + (["general"] if preset.general is not None else []) + ["navigation"]
-    counts: dict = {"vqa": {}, "ir": {}}
+        parts.insert(len(parts) - (parts[-1:] == ["navigation"]), "general")   # before navigation, as always
+    counts: dict = {"vqa": {}, "ir": {}, "aligned": {}}
     with open(root / "vqa.jsonl", "w") as vqa, open(root / "ir.jsonl", "w") as ir:
         for job in parts:
             stem = root / "parts" / job.replace(":", "-")
             vqa.write(Path(f"{stem}.vqa.jsonl").read_text())
             ir.write(Path(f"{stem}.ir.jsonl").read_text())
-            for suite in ("vqa", "ir"):
-                counts[suite].update(results[job][suite])
+            for key in counts:
+                counts[key].update(results[job].get(key, {}))
     return counts
 
 

@@ -51,7 +51,7 @@ def size_category(total: int) -> str:
 
 def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[str, int], preset: str, seed: int,
                         fingerprint: str, version: str, quality_markdown: str = "", tiny_markdown: str = "",
-                        template: str | Path | None = None) -> str:
+                        aligned_markdown: str = "", template: str | Path | None = None) -> str:
     """The README of a built suite repo.
 
     Args:
@@ -62,6 +62,8 @@ def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[s
         quality_markdown: the data-quality table (VQA); "not computed" when empty.
         tiny_markdown: the composition of the ``tiny`` config (:mod:`~bspatial.construction.publishing.subsets`);
             "not computed" when empty.
+        aligned_markdown: the ``episode_aligned`` config's coverage (episodes, items, reasons), or what the build
+            lacks; "not computed" when empty.
         template: another template file (tests); default ``hub_cards/dataset_<suite>.md``.
 
     Raises:
@@ -77,7 +79,7 @@ def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[s
         first_config=configs[0],
         configs_yaml=configs_yaml(configs), counts_table=table, size_category=size_category(sum(counts.values())),
         quality_table=quality_markdown or "not computed for this suite",
-        tiny_table=tiny_markdown or "composition not computed")
+        tiny_table=tiny_markdown or "composition not computed", aligned_table=aligned_markdown or "not computed")
 
 
 # ----------------------------------------------------------------------------- LeRobot demonstrations

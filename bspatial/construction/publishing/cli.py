@@ -11,7 +11,7 @@ import typer
 
 
 def build_command(
-    preset: str = typer.Option("mini", "--preset", help="Preset name: tiny (tests), mini (the demo, a few minutes) or paper (the paper's exact counts). A build size, not the dataset config tiny (a ~10% subset every build exports)."),
+    preset: str = typer.Option("mini", "--preset", help="Preset name: tiny (tests), mini (the demo, a few minutes), paper (the paper's exact counts) or aligned (every held-out and prompt-probe episode's own IR query and task VQA item: config episode_aligned). A build size, not the dataset config tiny (a ~10% subset every build exports)."),
     out: Path = typer.Option(..., "--out", help="Output folder: receives vqa/ and ir/ Hub-shaped repos."),
     seed: int = typer.Option(0, "--seed", help="Build seed: the same seed gives identical parquet bytes."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a non-empty --out (the old one stays until "

@@ -12,6 +12,7 @@ from bspatial.catalog.counts import (IR_QUERIES, MULTI_FRAME_COUNTS, SINGLE_FRAM
 from bspatial.catalog.tasks import MANIPULATION_EVAL_TASKS, NAVIGATION_TASKS, TASKS
 from bspatial.common.registry import by_name, lookup
 from bspatial.construction.questions.general import GeneralPlan
+from bspatial.construction.splits import ALIGNED_SPLITS
 
 
 BUILD_SCHEMA_VERSION = 3
@@ -33,6 +34,9 @@ class Preset:
             task, as for ``vqa_per_task``; 0 builds none.
         vqa_choice: task-grounded questions drawn per question kept (first round): the kept ones are a
             prior-balanced pick (:mod:`~bspatial.construction.quality.debias`) with each variant's count unchanged.
+        aligned_splits: manipulation splits whose episodes (of ``tasks``) get their own IR query and task VQA item
+            (config ``episode_aligned``, :mod:`~bspatial.construction.publishing.aligned_records`); () builds none.
+        aligned_limit: at most this many episodes per task and split (the first of the manifest), or None for all.
     """
 
     name: str
@@ -43,8 +47,17 @@ class Preset:
     general: GeneralPlan | None = None
     navigation_per_task: int | tuple[tuple[str, int], ...] = 0
     vqa_choice: int = 1
+    aligned_splits: tuple[str, ...] = ()
+    aligned_limit: int | None = None
 
     def __post_init__(self) -> None:
+        bad_splits = [s for s in self.aligned_splits if s not in ALIGNED_SPLITS]
+        if bad_splits:
+            raise ValueError(f"preset {self.name!r}: aligned_splits must be among {ALIGNED_SPLITS}, got {bad_splits}")
+        if self.aligned_limit is not None and (isinstance(self.aligned_limit, bool)
+                                               or not isinstance(self.aligned_limit, int) or self.aligned_limit < 1):
+            raise ValueError(f"preset {self.name!r}: aligned_limit must be an int >= 1 or None, "
+                             f"got {self.aligned_limit!r}")
         unknown = [t for t in self.tasks if t not in TASKS]
         if unknown:
             raise ValueError(f"preset {self.name!r}: unknown tasks {unknown}")
@@ -92,6 +105,9 @@ PRESETS: tuple[Preset, ...] = (
            GeneralPlan(tuple(SINGLE_FRAME_COUNTS.items()), tuple(MULTI_FRAME_COUNTS.items()),
                        activities=49, layouts=3, views=6, rotations=2, navigations=1),
            navigation_per_task=split_evenly(TASK_NAVIGATION_VQA, NAVIGATION_TASKS), vqa_choice=2),
+    # Issue 32 item 1: every held-out and prompt-probe episode's own IR query and task VQA item (config
+    # episode_aligned), apart from the paper's counts (a separate build, so the paper build's bytes and time stay).
+    Preset("aligned", MANIPULATION_EVAL_TASKS, 0, 0, 0, aligned_splits=ALIGNED_SPLITS),
 )
 _BY_NAME = by_name(PRESETS, "preset")
 

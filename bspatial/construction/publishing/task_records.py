@@ -171,52 +171,79 @@ def _vqa_draft(sim: SimBackend, quotas: _Quotas, instance, record, draw: int, it
                variant: str) -> tuple[str, dict, str, np.ndarray] | None:
     """The instance's question as a draft (variant, row, image path, marked RGB frame), or None (the reason is
     counted)."""
-    from bspatial.construction.items.frames import Rejected, capture, draw_marks, goal_view_scene
+    from bspatial.construction.items.frames import Rejected
 
-    goal = capture(sim, goal_view_scene(instance)) if instance.placement is not None else None
+    image = f"images/vqa-{item_id}.png"
     try:
-        q, shown_initial = _ask(sim, instance, record, goal, draw)
+        row, rgb = vqa_row(sim, instance, record, draw, f"tm-{item_id}", image, meta, decoys=True)
     except Rejected as why:
         quotas.reject(f"vqa: {why}")
         return None
+    return variant, row, image, rgb
+
+
+def vqa_row(sim: SimBackend, instance, record, draw: int, item_id: str, image: str, meta: dict, *,
+            decoys: bool) -> tuple[dict, np.ndarray]:
+    """The instance's task-grounded question as a record row and its (marked) RGB frame, the image it names.
+
+    ``record`` is the instance's initial head frame; a placement task's goal-state frame is captured here (it
+    reloads ``sim``). ``decoys``: a three-candidate distance question with no fourth visible object that loses may
+    add a copy of a candidate to the frame (:func:`_ask`); without, it is rejected.
+
+    Raises:
+        Rejected: the frame fails a filter (the message says which).
+    """
+    from bspatial.construction.items.frames import capture, draw_marks, goal_view_scene
+
+    goal = capture(sim, goal_view_scene(instance)) if instance.placement is not None else None
+    q, shown_initial = _ask(sim, instance, record, goal, draw, decoys)
     shown = goal if q.frame == "goal" else shown_initial
     rgb = draw_marks(shown.frame.rgb, list(q.marks)) if q.marks else shown.frame.rgb
-    image = f"images/vqa-{item_id}.png"
     objects = {n: s.to_dict() for n, s in shown.objects.items() if s.pixels}
-    row = VQARecord(f"tm-{item_id}", "task_manipulation", q.category, q.subtype, (image,), q.question, q.options,
-                    q.answer, task=task, variant=variant,
+    row = VQARecord(item_id, "task_manipulation", q.category, q.subtype, (image,), q.question, q.options,
+                    q.answer, task=instance.task, variant=instance.variant,
                     metadata={**meta, "camera": shown.camera_dict(), "frame": q.frame,
                               "marks": [[m[0], list(m[1])] for m in q.marks], "objects": objects,
                               **q.metadata}).to_row()
-    return variant, row, image, rgb
+    return row, rgb
 
 
 def _write_ir(quotas: _Quotas, instance, record, item_id: str, meta: dict, task: str, variant: str, root: Path,
               ir) -> bool:
     """Label and write the instance's IR query; False (the reason counted) when its frame fails a filter."""
-    from bspatial.construction.ir_labels import ir_region
     from bspatial.construction.items.frames import Rejected, png_bytes
 
+    image = f"images/ir-{item_id}.png"
     try:
-        region = ir_region(instance, record)
+        row = ir_row(instance, record, f"ir-{item_id}", image, meta)
     except Rejected as why:
         quotas.reject(f"ir: {why}")
         return False
-    image = f"images/ir-{item_id}.png"
     (root / image).write_bytes(png_bytes(record.frame.rgb))
-    row = IRRecord(f"ir-{item_id}", task, instance.instruction, image, region, variant=variant,
-                   metadata={**meta, "target_center": record.objects[instance.target].center}).to_row()
     ir.write(json.dumps(row, sort_keys=True) + "\n")
     return True
 
 
-def _ask(sim: SimBackend, instance, record, goal, draw: int):
+def ir_row(instance, record, item_id: str, image: str, meta: dict) -> dict:
+    """The instance's IR query on its head frame ``record`` as a record row naming ``image`` (the unmarked frame).
+
+    Raises:
+        Rejected: the frame fails a filter (:func:`~bspatial.construction.ir_labels.ir_region`).
+    """
+    from bspatial.construction.ir_labels import ir_region
+
+    region = ir_region(instance, record)
+    return IRRecord(item_id, instance.task, instance.instruction, image, region, variant=instance.variant,
+                    metadata={**meta, "target_center": record.objects[instance.target].center}).to_row()
+
+
+def _ask(sim: SimBackend, instance, record, goal, draw: int, decoys: bool = True):
     """The task's question and the initial frame it shows: the task's own frame, or (a three-candidate distance
-    question with no fourth visible object that loses) that frame with a copy of a candidate added
+    question with no fourth visible object that loses, and ``decoys``) that frame with a copy of a candidate added
     (:func:`~bspatial.construction.questions.decoys.decoy_scene`). The IR query keeps the task's own frame.
 
     Raises:
-        Rejected: the frame fails a filter, or no spot for the copy qualifies.
+        Rejected: the frame fails a filter, or no spot for the copy qualifies (or ``decoys`` is False).
     """
     from bspatial.construction.questions.decoys import DECOY_STREAM, decoy_scene
     from bspatial.construction.items.frames import Rejected, capture
@@ -228,6 +255,8 @@ def _ask(sim: SimBackend, instance, record, goal, draw: int):
         # then piled on one mark number, 37 of 77 soda-can questions).
         return task_question(instance, record, goal, np.random.default_rng((draw, QUESTION_STREAM))), record
     except NoFourthObject:
+        if not decoys:
+            raise Rejected("fourth option: no visible object loses by the margin in the episode's own frame") from None
         decoy = decoy_scene(instance, record, np.random.default_rng((draw, DECOY_STREAM)))
     if decoy is None:
         raise Rejected("fourth option: no visible object loses by the margin, no free spot for a copy")

@@ -47,7 +47,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 from bspatial.common.seeds import derive_seed
 from bspatial.scoring.stats import wilson_interval
@@ -244,14 +244,16 @@ class QualityReport:
         """Whether the build may publish: no failing line of at least :data:`GATE_MIN_ITEMS` items."""
         return not self.failures()
 
-    def failures(self) -> str:
-        """The failing lines the gate counts (at least :data:`GATE_MIN_ITEMS` items), "" when none."""
+    def failures(self, exempt: Collection[str] = ()) -> str:
+        """The failing lines the gate counts (at least :data:`GATE_MIN_ITEMS` items, config not in ``exempt``), ""
+        when none."""
         return "; ".join(f"{r.config} / {r.category} ({r.n} items): " + ", ".join(
             what for what, ok in ((f"top answer {r.top_answer!r} {r.top_share_pct:.1f}%", r.answer_ok),
                                   (f"blind baseline {r.blind_pct:.1f}% "
                                    f"({'below' if r.blind_pct < r.chance_pct else 'above'} chance {r.chance_pct:.1f}% "
                                    f"by more than {BLIND_MARGIN_POINTS:g} points)", r.blind_ok))
-            if not ok) for r in self.rows if not (r.answer_ok and r.blind_ok) and r.n >= GATE_MIN_ITEMS)
+            if not ok) for r in self.rows
+            if not (r.answer_ok and r.blind_ok) and r.n >= GATE_MIN_ITEMS and r.config not in exempt)
 
     def parts_markdown(self) -> str:
         lines = ["| config | category | task or subtype | n | blind % |", "|---|---|---|---|---|"]

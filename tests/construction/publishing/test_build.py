@@ -203,7 +203,7 @@ def test_ir_builder_configs_follow_the_task_table():
 
     ir = builder_module("ir")
     assert tuple(ir.TASKS) == tuple(MANIPULATION_EVAL_TASKS)
-    assert [c.name for c in ir.BspatialIR.BUILDER_CONFIGS] == ["all", *MANIPULATION_EVAL_TASKS]
+    assert [c.name for c in ir.BspatialIR.BUILDER_CONFIGS] == ["all", *MANIPULATION_EVAL_TASKS, "episode_aligned"]
 
 
 def test_task_navigation_config_holds_a_context_tour_then_the_current_view(built):
