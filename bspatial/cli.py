@@ -75,7 +75,7 @@ def _register_subsystem_commands() -> None:
     # The command functions live with their subsystems; their modules keep heavy imports inside
     # the functions, so registering them here costs nothing at `--help` time.
     from bspatial.evaluation.agents.cli import agents_app
-    from bspatial.evaluation.analysis.cli import correlate, report, rollouts
+    from bspatial.evaluation.analysis.cli import correlate, join, report, rollouts
     from bspatial.evaluation.analysis.model_card import model_card_command
     from bspatial.evaluation.envs.cli import vla_eval_config_command
     from bspatial.evaluation.vlm.cli import EvalVlmCommand, eval_vlm, human
@@ -99,6 +99,7 @@ def _register_subsystem_commands() -> None:
     app.command("vla-eval-config")(vla_eval_config_command)
     analyze_app.command("correlate")(correlate)
     analyze_app.command("rollouts")(rollouts)
+    analyze_app.command("join")(join)
     app.add_typer(agents_app, name="agents")
     sim_app.command("tasks")(sim_tasks)
     sim_app.command("view")(sim_view)

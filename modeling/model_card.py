@@ -96,16 +96,18 @@ def write_card_files(export_dir: str | os.PathLike, record: Mapping,
     return write_model_card(export_dir, results)
 
 
-def write_model_card(export_dir: str | os.PathLike, results: Sequence[ProtocolResult] = ()) -> Path:
+def write_model_card(export_dir: str | os.PathLike, results: Sequence[ProtocolResult] = (),
+                     perception: str = "") -> Path:
     """Render the card of ``export_dir`` (from its ``training_run.json`` and ``config.json``) into its README.md."""
     path = Path(export_dir) / CARD_FILE
-    atomic_write_text(path, render_model_card(export_dir, results))
+    atomic_write_text(path, render_model_card(export_dir, results, perception=perception))
     return path
 
 
 def render_model_card(export_dir: str | os.PathLike, results: Sequence[ProtocolResult] = (),
-                      template: str | os.PathLike | None = None) -> str:
-    """The card text of an export; ``results`` become model-index metrics and the Evaluation table.
+                      template: str | os.PathLike | None = None, perception: str = "") -> str:
+    """The card text of an export; ``results`` become model-index metrics and the Evaluation table; ``perception``
+    (Markdown, rendered by the evaluation layer, which modeling may not import) follows that table.
 
     Raises:
         ValueError: the export lacks ``training_run.json`` / ``config.json``, or two results share a split.
@@ -133,7 +135,7 @@ def render_model_card(export_dir: str | os.PathLike, results: Sequence[ProtocolR
         "chunk_size": model["chunk_size"], "action_dim": model["action_dim"],
         "num_inference_steps": model["num_inference_steps"],
         "variant_summary": _variant_summary(config, model),
-        "evaluation_section": _evaluation_section(results),
+        "evaluation_section": _evaluation_section(results) + (f"\n\n{perception.strip()}" if perception else ""),
         "evaluation_caveat": ("other splits, simulators or controllers are not covered by these numbers." if results
                               else "no rollout run has been attached to this card, so it reports no success rate."),
         "preset": config["name"], "step": record["step"], "max_steps": config["max_steps"],

@@ -7,9 +7,11 @@
 * :func:`matched_pair_contrast`: Spa-Bench's descriptive paired contrast of two conditions run on the
   same scenes (e.g. direct vs OOD-spatial instruction): rates, difference, discordant counts, an exact
   McNemar p-value and Newcombe's hybrid-score interval for the paired difference.
+* :func:`cochran_mantel_haenszel`: the Cochran-Mantel-Haenszel test of association in 2x2 tables over
+  strata (e.g. perception right / wrong vs episode success / failure, stratified by task).
 
 Pure stdlib (``statistics.NormalDist`` for the normal quantile, ``math.comb`` for the exact binomial
-tail): scipy is not a dependency of the package. Intervals for items that share a scene or frame (not
+tail, ``math.erfc`` for the 1-df chi-square tail): scipy is not a dependency of the package. Intervals for items that share a scene or frame (not
 independent draws) are :mod:`bspatial.scoring.clustered`'s.
 """
 
@@ -284,3 +286,147 @@ def matched_pair_contrast(
         ci_high=100.0 * high,
         confidence=confidence,
     )
+
+
+@dataclass(frozen=True)
+class MantelHaenszelTest:
+    """The Cochran-Mantel-Haenszel chi-square (1 df, continuity-corrected) over 2x2 tables.
+
+    Attributes:
+        statistic: ``(|Σ a_k - Σ E[a_k]| - 1/2)² / Σ Var[a_k]`` over the contributing strata.
+        p_value: Its upper tail under chi-square with 1 df.
+        strata: The strata that contributed (n >= 2 and a nonzero variance).
+        observed: ``Σ a_k`` over those strata.
+        expected: ``Σ E[a_k]``, ``E[a_k] = (a+b)(a+c)/n`` (the hypergeometric mean, margins fixed).
+    """
+
+    statistic: float
+    p_value: float
+    strata: int
+    observed: int
+    expected: float
+
+
+def _table(k: int, table: Sequence[int]) -> tuple[int, int, int, int]:
+    if len(table) != 4:
+        raise ValueError(f"tables[{k}] must be four counts (a, b, c, d), got {table!r}")
+    counts = tuple(_count(f"tables[{k}][{i}]", v) for i, v in enumerate(table))
+    if min(counts) < 0:
+        raise ValueError(f"tables[{k}] counts must be >= 0, got {table!r}")
+    return counts  # type: ignore[return-value]
+
+
+def cochran_mantel_haenszel(tables: Sequence[Sequence[int]]) -> MantelHaenszelTest | None:
+    """Cochran-Mantel-Haenszel test that group and outcome are independent within every stratum.
+
+    Each stratum k is a 2x2 table ``(a, b, c, d)``: in the group with / without the outcome (a, b), outside
+    the group with / without it (c, d). With the margins fixed, ``a_k`` is hypergeometric with mean
+    ``E = (a+b)(a+c)/n`` and variance ``V = (a+b)(c+d)(a+c)(b+d) / (n²(n-1))``; the statistic is
+    ``(|Σa - ΣE| - 1/2)² / ΣV``, chi-square with 1 df under independence. As R's ``mantelhaen.test``, the
+    continuity correction is applied only when ``|Σa - ΣE| >= 1/2`` (subtracting more would turn a small
+    deviation into a larger statistic). A stratum with n < 2 or V = 0 (a margin empty: group or outcome
+    constant in it) carries no information about the association and is left out. The p-value is
+    ``erfc(sqrt(x/2))``, the exact 1-df chi-square tail (``scipy.stats.chi2.sf(x, 1)``).
+
+    Why stratify: tasks differ in both perception accuracy and policy success, so a pooled 2x2 table would
+    show an association created by task difficulty alone (Simpson's paradox); the strata compare like with like.
+
+    Returns:
+        None when no stratum contributes (nothing to test).
+
+    Raises:
+        ValueError: A table is not four non-negative integer counts.
+
+    Example:
+        Two tasks where the group succeeds more often (3/4 vs 1/4; 2/2 vs 1/3), and a one-episode task:
+        ``Σa = 5``, ``ΣE = 2 + 1.2``, ``ΣV = 256/448 + 36/100``, so ``x = 1.3² / 0.93143 = 1.8144``:
+
+        >>> t = cochran_mantel_haenszel([(3, 1, 1, 3), (2, 0, 1, 2), (1, 0, 0, 0)])
+        >>> round(t.statistic, 4), round(t.p_value, 4), t.strata
+        (1.8144, 0.178, 2)
+    """
+    observed, expected, variance, strata = 0, 0.0, 0.0, 0
+    for k, table in enumerate(tables):
+        a, b, c, d = _table(k, table)
+        n = a + b + c + d
+        if n < 2:
+            continue
+        v = (a + b) * (c + d) * (a + c) * (b + d) / (n * n * (n - 1))
+        if v == 0.0:
+            continue
+        observed += a
+        expected += (a + b) * (a + c) / n
+        variance += v
+        strata += 1
+    if strata == 0:
+        return None
+    deviation = abs(observed - expected)
+    correction = 0.5 if deviation >= 0.5 else 0.0
+    statistic = (deviation - correction) ** 2 / variance
+    return MantelHaenszelTest(statistic, math.erfc(math.sqrt(statistic / 2.0)), strata, observed, expected)
+
+
+@dataclass(frozen=True)
+class MantelHaenszelDifference:
+    """The Mantel-Haenszel common risk difference over 2x2 tables, with Sato's variance (proportions).
+
+    Attributes:
+        estimate: ``Σ w_k d_k / Σ w_k``, ``d_k = a/(a+b) - c/(c+d)``, ``w_k = (a+b)(c+d)/n``.
+        se: Its standard error (Sato 1989); low / high: the normal interval, clipped to [-1, 1].
+        strata: The strata that contributed (both groups present, ``w_k > 0``).
+        confidence: Two-sided level of the interval.
+    """
+
+    estimate: float
+    se: float
+    low: float
+    high: float
+    strata: int
+    confidence: float
+
+
+def mantel_haenszel_difference(tables: Sequence[Sequence[int]],
+                               confidence: float = DEFAULT_CONFIDENCE) -> MantelHaenszelDifference | None:
+    """The group's outcome rate minus the others', compared within strata (Mantel-Haenszel weights), with Sato's
+    variance, as SAS PROC FREQ (``COMMONRISKDIFF``) and epiR compute it.
+
+    Tables as :func:`cochran_mantel_haenszel`'s ``(a, b, c, d)``. With ``n1 = a + b``, ``n2 = c + d``:
+    ``P_k = (n1² c - n2² a + n1 n2 (n2 - n1) / 2) / n²`` and ``Q_k = (a (n2 - c) + c (n1 - a)) / (2 n)``;
+    ``Var = (estimate · ΣP + ΣQ) / (Σw)²``. Sato's estimator stays consistent when strata are many and small
+    (sparse data), which is the case here (a task of a few episodes is a stratum), unlike the sum of the strata's
+    own variances. Why within strata: the CMH test's estimate, immune to the between-stratum confounding a
+    pooled difference carries (a task that is both easy to perceive and easy to do).
+
+    Returns:
+        None when no stratum holds both groups.
+
+    Raises:
+        ValueError: A table is not four non-negative integer counts, or confidence is outside (0, 1).
+
+    Example:
+        The docstring example of :func:`cochran_mantel_haenszel`: ``d = (3/4 - 1/4, 1 - 1/3)``, ``w = (2, 6/5)``:
+
+        >>> d = mantel_haenszel_difference([(3, 1, 1, 3), (2, 0, 1, 2), (1, 0, 0, 0)])
+        >>> round(d.estimate, 4), round(d.se, 4), d.strata
+        (0.5625, 0.2201, 2)
+    """
+    z = _z(confidence)
+    weights = numerator = p_sum = q_sum = 0.0
+    strata = 0
+    for k, table in enumerate(tables):
+        a, b, c, d = _table(k, table)
+        n1, n2 = a + b, c + d
+        n = n1 + n2
+        if n1 == 0 or n2 == 0:
+            continue
+        weights += n1 * n2 / n
+        numerator += (a * n2 - c * n1) / n
+        p_sum += (n1 * n1 * c - n2 * n2 * a + n1 * n2 * (n2 - n1) / 2.0) / (n * n)
+        q_sum += (a * (n2 - c) + c * (n1 - a)) / (2.0 * n)
+        strata += 1
+    if strata == 0:
+        return None
+    estimate = numerator / weights
+    se = math.sqrt(max(estimate * p_sum + q_sum, 0.0)) / weights
+    return MantelHaenszelDifference(estimate, se, max(-1.0, estimate - z * se), min(1.0, estimate + z * se), strata,
+                                    confidence)

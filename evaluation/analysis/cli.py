@@ -2,6 +2,7 @@
 
     analyze_app.command("correlate")(correlate)     # bspatial analyze correlate ...
     analyze_app.command("rollouts")(rollouts)       # bspatial analyze rollouts RUN... (the rollout tables together)
+    analyze_app.command("join")(join)               # bspatial analyze join (perception and action, episode by episode)
     app.command("report")(report)                   # bspatial report [--html] (VLM tables, the HTML leaderboard)
 
 Heavy imports (the run readers, which pull in the VLM runner's modules) stay inside the function so
@@ -41,6 +42,30 @@ def correlate(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
     typer.echo(written["correlation.md"].read_text())
+    typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
+
+
+def join(
+    vlm: Annotated[Path, typer.Option("--vlm", help="An eval-vlm run folder with vqa-episode_aligned and/or "
+                                                   "ir-episode_aligned parts.")],
+    rollout: Annotated[list[Path], typer.Option("--rollout", help="A rollout run folder (repeatable) of the same "
+                                                                  "held-out / prompt-probe episodes.")],
+    out: Annotated[Path, typer.Option(help="Folder for join.md, join.csv, join_pairs.csv.")] = Path("reports/join"),
+    allow_incomplete: Annotated[bool, typer.Option(
+        help="Use VLM parts whose summary is not complete (some items unscored).")] = False,
+) -> None:
+    """Each rollout episode paired with the VLM's answer on its own first frame: success when the item was right vs
+    wrong, their difference within tasks with its 95% interval, a task-stratified CMH test, and the task-level rho
+    of the same episodes beside the paper's Table 3 rho."""
+    from bspatial.evaluation.analysis.episode_join import join_runs
+    from bspatial.evaluation.analysis.episode_join_report import write_report
+
+    try:
+        written = write_report(join_runs(vlm, rollout, allow_incomplete=allow_incomplete), out)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    typer.echo(written["join.md"].read_text())
     typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
 
 

@@ -6,6 +6,8 @@ Our numbers come from the functions the Markdown reports use, never recomputed h
 * Tables 1 and 2: :meth:`bspatial.evaluation.vlm.report.Run.cells` (the runs' own summaries), bracketed by
   :meth:`~bspatial.evaluation.vlm.report.Run.clustered_intervals` (95%, items clustered by shared scene / frame);
 * Table 3: :func:`bspatial.evaluation.analysis.correlate.correlate_runs` (soft held-out success, Sec. 5.3.3);
+* perception and action on the same episode: :func:`bspatial.evaluation.analysis.episode_join.join_runs`'s pooled
+  soft-success cells;
 * Table 4, S9, S10, S11: :func:`bspatial.evaluation.rollout.tables.rates_of` over
   :func:`~bspatial.evaluation.rollout.tables.group_records` (pooled over episodes, Wilson 95% intervals);
 * Tables 5 and S6 (code-as-policy): the agent evaluations' records (``bspatial agents evaluate``), grouped and
@@ -20,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bspatial.evaluation.analysis.episode_join import POOLED
 from bspatial.evaluation.analysis.html import Cell, Row, TableSection
 from bspatial.evaluation.rollout.tables import (MANIPULATION_SPLITS, NAVIGATION_SPLIT, group_records, policy_label,
                                                 rates_of)
@@ -109,6 +112,36 @@ def correlation_table(analyses: Sequence[Any], labels: Mapping[Path, str] | None
         "Average ranks for ties; bracket: 95% bootstrap interval resampling tasks (the item-level interval is in "
         "`bspatial analyze correlate`'s correlation.md). The paper's rows use Qwen3.5-4B's perception scores.",
         "Policy", (("vlm", "VLM run"), ("tasks", "Tasks"), *((m, h) for m, h, _ in CORRELATION_MEASURES)), tuple(rows))
+
+
+def episode_join_table(joins: Sequence[Any], labels: Mapping[Path, str] | None = None) -> TableSection:
+    """Perception and action on the same episode: per (VLM run, policy, split, measure) the pooled soft-success
+    cell of :func:`~bspatial.evaluation.analysis.episode_join.join_runs`: success when the episode's own item was
+    answered right vs wrong, the within-task difference with its interval, the task-stratified CMH p."""
+    labels = labels or {}
+    rows = []
+    for join in joins:
+        vlm = labels.get(join.vlm_run, join.vlm_run.name)
+        for c in join.cells:
+            if c.family != POOLED or c.rate != "soft":   # the page shows the headline row; the rest is in join.md
+                continue
+            group, d = c.join.group, c.difference
+            interval = None if d is None or d.se == 0 else (100 * d.low, 100 * d.high)   # se 0: no outcome varies
+            rows.append(Row(group.label.replace(str(group.run), labels.get(group.run, group.run.name)), {
+                "vlm": Cell(vlm), "split": Cell(group.split), "measure": Cell(c.measure), "n_right": Cell(c.n_right),
+                "right": Cell(100 * c.successes_right / c.n_right if c.n_right else None),
+                "n_wrong": Cell(c.n_wrong), "wrong": Cell(100 * c.successes_wrong / c.n_wrong if c.n_wrong else None),
+                "difference": Cell(None if d is None else 100 * d.estimate, interval),
+                "cmh_p": Cell(None if c.association is None else c.association.p_value, digits=3)}))
+    return TableSection(
+        "episode_join", "Perception and action on the same episode",
+        "Each rollout episode paired with the VLM's item rendered from its own first frame (the episode_aligned "
+        "config); soft success (%) when that item was answered right vs wrong, pooled over families. Difference: "
+        "right minus wrong within tasks (Mantel-Haenszel), percentage points; bracket: Sato's 95% interval. CMH p: "
+        "Cochran-Mantel-Haenszel test stratified by task. Per-family rows: `bspatial analyze join`.", "Policy",
+        (("vlm", "VLM run"), ("split", "Split"), ("measure", "Measure"), ("n_right", "n right"),
+         ("right", "Success if right"), ("n_wrong", "n wrong"), ("wrong", "Success if wrong"),
+         ("difference", "Difference"), ("cmh_p", "CMH p")), tuple(rows))
 
 
 def table4(records: Sequence[Mapping[str, Any]]) -> TableSection:
@@ -212,4 +245,5 @@ def code_as_policy_tables(records: Sequence[Mapping[str, Any]] = ()) -> tuple[Ta
     )
 
 
-__all__ = ["code_as_policy_tables", "comparison_table", "correlation_table", "navigation_table", "table4", "vlm_table"]
+__all__ = ["code_as_policy_tables", "comparison_table", "correlation_table", "episode_join_table", "navigation_table",
+           "table4", "vlm_table"]

@@ -153,6 +153,29 @@ def correlations(vlm: Sequence[VlmRun], rollout: Sequence[RolloutRun], seed: int
     return analyses, notes
 
 
+def episode_joins(vlm: Sequence[VlmRun], rollout: Sequence[RolloutRun]) -> tuple[list[Any], list[str]]:
+    """``bspatial analyze join`` for every VLM run with an ``episode_aligned`` part, against all rollout runs.
+
+    A VLM run without such a part is skipped (nothing to join); a join that is refused (an incomplete part, no
+    episode in common) is named in the returned notes rather than failing the page, as Table 3's cells are.
+    """
+    from bspatial.evaluation.analysis.episode_join import has_aligned_parts, join_runs
+    from bspatial.evaluation.rollout.runner import MANIFEST_NAME
+
+    # Agent evaluations (their own manifest) have Tables 5 / S6, not aligned perception items.
+    runs = [r.path for r in rollout if (r.path / MANIFEST_NAME).is_file()]
+    joins, notes = [], []
+    for v in vlm:
+        if not runs or not has_aligned_parts(v.path):
+            continue
+        try:
+            joins.append(join_runs(v.path, runs))
+        except ValueError as error:
+            notes.append(f"Perception and action on the same episode: VLM run {v.label}: {error}")
+            logger.warning(notes[-1])
+    return joins, notes
+
+
 # ----------------------------------------------------------------------------- figures
 
 
@@ -295,7 +318,8 @@ def copy_logs(site: Path, index: int, run: VlmRun | RolloutRun) -> html.RunCard:
 # ----------------------------------------------------------------------------- the site
 
 
-def build_page(vlm: Sequence[VlmRun], rollout: Sequence[RolloutRun], figures, cards, notes, analyses) -> html.Page:
+def build_page(vlm: Sequence[VlmRun], rollout: Sequence[RolloutRun], figures, cards, notes, analyses,
+               joins: Sequence[Any] = ()) -> html.Page:
     from bspatial.evaluation.agents.tables import is_agent
 
     everything = [r for run in rollout for r in run.records]
@@ -304,6 +328,8 @@ def build_page(vlm: Sequence[VlmRun], rollout: Sequence[RolloutRun], figures, ca
     tables = [leaderboard.vlm_table("table1", rows),
               leaderboard.vlm_table("table2", rows),
               leaderboard.correlation_table(analyses, {r.path: r.label for r in [*vlm, *rollout]}),
+              # Only when some VLM run has episode_aligned parts: without them there is nothing to show.
+              *([leaderboard.episode_join_table(joins, {r.path: r.label for r in [*vlm, *rollout]})] if joins else []),
               leaderboard.table4(records),
               *leaderboard.code_as_policy_tables([r for r in everything if is_agent(r)]),
               leaderboard.comparison_table(records, "held_out"),
@@ -348,10 +374,11 @@ def write_site(run_paths: Sequence[str | Path], out: str | Path, seed: int = 0) 
         stage = staging_folder(out)
         try:
             analyses, notes = correlations(vlm, rollout, seed)
+            joins, join_notes = episode_joins(vlm, rollout)
             records = [r for run in rollout for r in run.records]
             figures = write_figures(stage / FIGURES, analyses, records, {r.path: r.label for r in vlm})
             cards = [copy_logs(stage, i, run) for i, run in enumerate([*vlm, *rollout])]
-            page = build_page(vlm, rollout, figures, cards, notes, analyses)
+            page = build_page(vlm, rollout, figures, cards, [*notes, *join_notes], analyses, joins)
             atomic_write_text(stage / INDEX, html.render_page(page))
             atomic_write_text(stage / MARKER, json.dumps({"runs": [str(r.path) for r in [*vlm, *rollout]],
                                                           "seed": seed}, indent=2))
@@ -361,5 +388,5 @@ def write_site(run_paths: Sequence[str | Path], out: str | Path, seed: int = 0) 
     return out / INDEX
 
 
-__all__ = ["INDEX", "MARKER", "RolloutRun", "VlmRun", "build_page", "copy_logs", "correlations", "load_runs",
-           "write_figures", "write_site"]
+__all__ = ["INDEX", "MARKER", "RolloutRun", "VlmRun", "build_page", "copy_logs", "correlations", "episode_joins",
+           "load_runs", "write_figures", "write_site"]

@@ -1,4 +1,4 @@
-"""Wilson intervals, Spearman with ties and matched-pair contrasts against hand-computed references."""
+"""Wilson intervals, Spearman with ties, matched-pair contrasts and the CMH test against hand-computed references."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from bspatial.scoring.stats import (
     PairedContrast,
     average_ranks,
+    cochran_mantel_haenszel,
     exact_mcnemar_p,
     matched_pair_contrast,
     spearman,
@@ -153,3 +154,71 @@ def test_contrast_rates_and_degenerate_tables():
 def test_contrast_rejects_bad_input(a, b, message):
     with pytest.raises(ValueError, match=message):
         matched_pair_contrast(a, b)
+
+
+def test_cmh_by_the_textbook_formula_and_scipys_chi_square_tail():
+    from fractions import Fraction
+
+    from scipy.stats import chi2
+
+    tables = [(3, 1, 1, 3), (2, 0, 1, 2), (4, 2, 1, 3), (1, 0, 0, 0)]   # the last: n = 1, no information
+    # By hand, exactly: per stratum E = (a+b)(a+c)/n, V = (a+b)(c+d)(a+c)(b+d) / (n^2 (n-1)).
+    # (3,1,1,3): E = 4·4/8 = 2, V = 256/448. (2,0,1,2): E = 2·3/5 = 6/5, V = 36/100.
+    # (4,2,1,3): E = 6·5/10 = 3, V = 6·4·5·5/(100·9) = 600/900. Σa = 9, ΣE = 31/5, |Σa - ΣE| = 14/5 >= 1/2.
+    observed, expected = 3 + 2 + 4, Fraction(2) + Fraction(6, 5) + Fraction(3)
+    variance = Fraction(256, 448) + Fraction(36, 100) + Fraction(600, 900)
+    statistic = (abs(observed - expected) - Fraction(1, 2)) ** 2 / variance   # (23/10)² / 1.59810 = 3.31019
+    result = cochran_mantel_haenszel(tables)
+    assert result.statistic == pytest.approx(float(statistic), rel=1e-12) == pytest.approx(3.31019, abs=1e-5)
+    assert result.p_value == pytest.approx(chi2.sf(float(statistic), 1), rel=1e-12)
+    assert (result.strata, result.observed, result.expected) == (3, 9, pytest.approx(6.2))
+
+
+def test_cmh_corrects_only_a_deviation_of_a_half_or_more_and_skips_uninformative_strata():
+    # (1,1,1,1): E = 1, V = 2·2·2·2/(16·3) = 1/3; (1,0,0,1): E = 1/2, V = 1·1·1·1/(4·1) = 1/4.
+    # Σa - ΣE = 2 - 3/2 = 1/2: corrected to 0, chi² = 0, p = 1.
+    assert cochran_mantel_haenszel([(1, 1, 1, 1), (1, 0, 0, 1)]).statistic == 0.0
+    # (1,1,1,1) alone: Σa - ΣE = 0 < 1/2, so no correction (R's mantelhaen.test rule): chi² = 0, not 0.25 / V.
+    alone = cochran_mantel_haenszel([(1, 1, 1, 1)])
+    assert (alone.statistic, alone.p_value) == (0.0, 1.0)
+    # (2,1,0,0): outcome constant outside the group is fine, but here the "outside" row is empty: V = 0.
+    assert cochran_mantel_haenszel([(2, 1, 0, 0), (0, 0, 0, 1), (1, 0, 0, 0)]) is None
+    assert cochran_mantel_haenszel([]) is None
+
+
+@pytest.mark.parametrize("tables,message", [
+    ([(1, 2, 3)], r"tables\[0\] must be four counts"),
+    ([(1, 2, 3, 4), (1, -1, 0, 0)], r"tables\[1\] counts must be >= 0"),
+    ([(1, 2, 3, 0.5)], r"tables\[0\]\[3\] must be an integer, got 0.5"),
+])
+def test_cmh_rejects_bad_tables(tables, message):
+    with pytest.raises(ValueError, match=message):
+        cochran_mantel_haenszel(tables)
+
+
+def test_mantel_haenszel_difference_by_sato_s_formula():
+    from bspatial.scoring.stats import mantel_haenszel_difference
+
+    # Two strata, by hand. (a, b, c, d) = (4, 1, 2, 3): n1 = 5, n2 = 5, n = 10, w = 2.5, d = 4/5 - 2/5 = 0.4;
+    # P = (25·2 - 25·4 + 25·0) / 100 = -0.5, Q = (4·3 + 2·1) / 20 = 0.7.
+    # (1, 2, 0, 1): n1 = 3, n2 = 1, n = 4, w = 0.75, d = 1/3; P = (9·0 - 1·1 + 3·(-2)/2) / 16 = -0.25,
+    # Q = (1·1 + 0) / 8 = 0.125. A stratum with one group only adds nothing.
+    d = mantel_haenszel_difference([(4, 1, 2, 3), (1, 2, 0, 1), (3, 0, 0, 0)])
+    estimate = (2.5 * 0.4 + 0.75 / 3) / 3.25
+    se = math.sqrt(estimate * (-0.75) + 0.825) / 3.25
+    assert d.estimate == pytest.approx(estimate) and d.se == pytest.approx(se) and d.strata == 2
+    assert (d.low, d.high) == pytest.approx((estimate - 1.959963984540054 * se, estimate + 1.959963984540054 * se))
+    assert mantel_haenszel_difference([(3, 0, 0, 0), (0, 0, 1, 1)]) is None   # no stratum holds both groups
+    # One stratum: the estimate is that stratum's difference.
+    assert mantel_haenszel_difference([(3, 1, 1, 3)]).estimate == pytest.approx(0.5)
+
+
+def test_mantel_haenszel_difference_clips_and_checks_its_input():
+    from bspatial.scoring.stats import mantel_haenszel_difference
+
+    full = mantel_haenszel_difference([(5, 0, 0, 5)])
+    assert full.estimate == 1.0 and full.high == 1.0 and full.low <= 1.0
+    with pytest.raises(ValueError, match=r"tables\[0\] must be four counts"):
+        mantel_haenszel_difference([(1, 2, 3)])
+    with pytest.raises(ValueError, match="confidence must be in"):
+        mantel_haenszel_difference([(1, 1, 1, 1)], confidence=1.5)

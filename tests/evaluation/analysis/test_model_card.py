@@ -105,3 +105,61 @@ def test_a_run_of_another_policy_is_refused_naming_what_it_holds(trained, rollou
     assert (checkpoint / "README.md").read_text() == before  # the card is left as it was
     not_a_run = invoke("model-card", str(checkpoint), "--rollout", str(trained))
     assert not_a_run.exit_code == 1 and "is not a rollout run folder" in not_a_run.output
+
+
+def _backbone_run(root: Path, export: Path, verdicts: dict[str, tuple[bool, bool]]) -> Path:
+    """An eval-vlm run folder of ``vla-backbone:<export>`` on episode_aligned items, as the runner writes one (the
+    fingerprint's model identity as :class:`~bspatial.evaluation.vlm.backend_vla_backbone.VlaBackboneBackend`
+    gives it; the sample rows' fields the summary and the join read). ``verdicts``: item id -> (VQA correct, IR
+    strict). The backbone's own eval-vlm path is tested in tests/evaluation/vlm/test_backend_vla_backbone.py."""
+    run = root / "vlm"
+    for part, field in (("vqa-episode_aligned", "correct"), ("ir-episode_aligned", "strict")):
+        folder = run / part
+        folder.mkdir(parents=True)
+        model = {"kind": "vla-backbone", "extraction": "backbone", "checkpoint": str(export)}
+        (folder / "fingerprint.json").write_text(json.dumps({"fingerprint": "x", "components": {"model": model}}))
+        rows = [{"id": item_id, "task": TASK, field: v[0] if field == "correct" else v[1],
+                 **({"tolerant": v[1]} if field == "strict" else {})} for item_id, v in verdicts.items()]
+        (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (folder / "summary.json").write_text(json.dumps({"complete": True, "per_task": {TASK: {"n": len(rows)}}}))
+    return run
+
+
+def test_the_backbone_section_joins_its_answers_with_its_episodes(tmp_path, trained, rollout_run):
+    """One backbone's three views in one card: its answers on the episode_aligned items of its own rollout's
+    episodes, joined per episode. Episode 0 succeeds and episode 1 fails (set here); the backbone answers VQA right
+    on both, IR right on episode 0 only, so by hand: VQA 2 right, success if right 1/2, none wrong; IR 1 right
+    (success 1/1), 1 wrong (success 0/1), difference +100 points."""
+    from bspatial.evaluation.rollout.tables import write_tables
+
+    run, export = tmp_path / "rollout", tmp_path / "copy" / "pretrained_model"
+    shutil.copytree(rollout_run, run, ignore=shutil.ignore_patterns("*.lock*"))
+    shutil.copytree(trained / "pretrained_model", export)
+    ids = []
+    for path, outcome in zip(sorted((run / "episodes").glob("*.json")), ("correct", "wrong"), strict=True):
+        record = json.loads(path.read_text())
+        path.write_text(json.dumps({**record, "policy": str(export), "outcome": outcome, "soft_credit": False,
+                                    "status": "decided"}))
+        ids.append(f"ep-held_out-{TASK}-{record['index']:04d}")
+    shutil.rmtree(run / "tables")
+    write_tables([run], run / "tables")
+    vlm = _backbone_run(tmp_path, export, {ids[0]: (True, True), ids[1]: (True, False)})
+    _ok(invoke("model-card", str(export), "--rollout", str(run), "--vlm", str(vlm)))
+    card = (export / "README.md").read_text()
+    assert "### Its backbone on its own episodes" in card
+    assert "| vqa | held_out | 2 | 100.0 (2/2) | 50.0 (1/2) | – | – | n/a |" in card
+    assert "| ir_strict | held_out | 2 | 50.0 (1/2) | 100.0 (1/1) | 0.0 (0/1) | +100.0" in card
+    assert card_metrics(ModelCard.load(export / "README.md")) == {("held_out", "soft_success"): 50.0,
+                                                                  ("held_out", "strict_success"): 50.0}
+
+
+def test_a_vlm_run_of_another_model_is_refused(tmp_path, trained, rollout_run):
+    vlm = tmp_path / "vlm" / "vqa-episode_aligned"
+    vlm.mkdir(parents=True)
+    (vlm / "fingerprint.json").write_text(json.dumps({"components": {"model": {"kind": "chance", "spec": "chance"}}}))
+    export = trained / "pretrained_model"
+    result = invoke("model-card", str(export), "--rollout", str(rollout_run), "--vlm", str(vlm.parent))
+    assert result.exit_code == 1
+    assert "names model 'chance'" in result.output and f"vla-backbone:{export}" in result.output
+    no_rollout = invoke("model-card", str(export), "--vlm", str(vlm.parent))
+    assert no_rollout.exit_code == 1 and "give --rollout too" in no_rollout.output
