@@ -114,7 +114,7 @@ def backbone_section(export_dir: str | Path, vlm: str | Path, runs: Sequence[str
             "CMH p stratified by task, with the number of tasks that carry information). `bspatial analyze join` "
             "gives the per-family rows.\n\n"
             + markdown_table(("measure", "protocol", "episodes", "backbone right (%)", "soft success if right (%)",
-                              "soft success if wrong (%)", "difference [95% CI], scenes", "CMH p (tasks)"), rows))
+                              "soft success if wrong (%)", "difference within tasks [95% CI], tasks", "CMH p (tasks)"), rows))
 
 
 def model_card_command(
