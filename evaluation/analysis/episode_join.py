@@ -42,7 +42,8 @@ from bspatial.construction.publishing.aligned_records import ALIGNED_CONFIG
 from bspatial.construction.splits import aligned_episode_key
 from bspatial.evaluation.analysis.bootstrap import rho_or_none
 from bspatial.evaluation.analysis.join import MIN_JOINED_TASKS
-from bspatial.evaluation.analysis.perception import MANIPULATION, MEASURES, Measure, _load_summary, _part_dir
+from bspatial.evaluation.analysis.perception import (MANIPULATION, MEASURES, Measure, _load_summary, _part_dir,
+                                                    read_run_parts)
 from bspatial.evaluation.analysis.success import MANIPULATION_SUCCESS, _load
 from bspatial.evaluation.rollout.tables import MANIPULATION_SPLITS, group_records, policy_label, rates_of
 from bspatial.evaluation.vlm.run_files import SAMPLES_FILE, SUMMARY_FILE
@@ -212,20 +213,8 @@ def read_aligned(run: str | Path, allow_incomplete: bool = False) -> dict[str, d
     Raises:
         ValueError: ``run`` is not a folder or has no such part, or a part is refused (:func:`read_aligned_part`).
     """
-    run = Path(run)
-    if not run.is_dir():
-        raise ValueError(f"--vlm {run}: not a folder (expected an eval-vlm run folder)")
-    found = {}
-    for measure in ALIGNED_MEASURES:
-        items = read_aligned_part(run, measure, allow_incomplete)
-        if items is not None:
-            found[measure.name] = items
-    if not found:
-        wanted = sorted({f"{_part_dir(run, m).name}/{SUMMARY_FILE}" for m in ALIGNED_MEASURES})
-        present = sorted(p.parent.name for p in run.glob(f"*/{SUMMARY_FILE}"))
-        raise ValueError(f"--vlm {run} has no {EPISODE_ALIGNED} part: none of {wanted} (parts found: "
-                         f"{present or 'none'}); evaluate it with eval-vlm on the {EPISODE_ALIGNED} config")
-    return found
+    return read_run_parts(run, ALIGNED_MEASURES, lambda folder, m: read_aligned_part(folder, m, allow_incomplete),
+                          f"has no {EPISODE_ALIGNED} part (evaluate it with eval-vlm on the {EPISODE_ALIGNED} config)")
 
 
 # ----------------------------------------------------------------------------- the rollout side

@@ -7,7 +7,7 @@
 * ``join.csv``: one row per cell, every number unrounded (rates and differences in percent);
 * ``join_pairs.csv``: one row per paired episode, the measures' 0/1 verdicts and its soft / strict success.
 
-Every file is written atomically (:func:`bspatial.common.files.atomic_write_text`).
+Every file is written atomically (:func:`~bspatial.evaluation.analysis.report.write_report_files`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bspatial.common.files import atomic_write_text
 from bspatial.common.tables import csv_table, markdown_table
 from bspatial.evaluation.analysis.episode_join import POOLED, EpisodeJoin, JoinCell
 from bspatial.evaluation.analysis.leaderboard import CORRELATION_MEASURES
 from bspatial.evaluation.analysis.perception import Measure
+from bspatial.evaluation.analysis.report import write_report_files
 from bspatial.evaluation.analysis.success import MANIPULATION_SUCCESS
 from bspatial.reference import load_table
 
@@ -156,15 +156,10 @@ def pair_rows(join: EpisodeJoin) -> list[dict[str, Any]]:
 
 def write_report(join: EpisodeJoin, out: str | Path) -> dict[str, Path]:
     """Write the three files into ``out`` (created if needed); returns file name -> path."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
-    out.mkdir(parents=True, exist_ok=True)
     pair_columns = ("policy", "rollout_run", "split", "task", "index", "seed", *(m.name for m in join.measures),
                     *MANIPULATION_SUCCESS)
-    texts = dict(zip(FILES, (markdown(join), csv_table(CELL_COLUMNS, csv_rows(join)),
-                             csv_table(pair_columns, pair_rows(join)))))
-    return {name: atomic_write_text(out / name, text) for name, text in texts.items()}
+    return write_report_files(out, dict(zip(FILES, (markdown(join), csv_table(CELL_COLUMNS, csv_rows(join)),
+                                                    csv_table(pair_columns, pair_rows(join))))))
 
 
 __all__ = ["FILES", "cmh_text", "csv_rows", "difference_text", "markdown", "pair_rows", "paper_rhos", "rate_text",

@@ -25,7 +25,7 @@ import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -157,17 +157,32 @@ def read_perception(run: str | Path, allow_incomplete: bool = False) -> dict[str
     Raises:
         ValueError: ``run`` is not a folder, or has none of the parts the measures read.
     """
+    return read_run_parts(run, MEASURES, lambda folder, m: read_measure(folder, m, allow_incomplete),
+                          "is not an eval-vlm run folder with task parts")
+
+
+T = TypeVar("T")
+
+
+def read_run_parts(run: str | Path, measures: Sequence[Measure], read: Callable[[Path, Measure], T | None],
+                   missing: str) -> dict[str, T]:
+    """Measure name -> ``read(run, measure)`` for every measure whose part the eval-vlm run folder has (``read``
+    returns None for a missing part).
+
+    Raises:
+        ValueError: ``run`` is not a folder, or has none of the parts (the message: "--vlm RUN <missing>: it has
+            none of [...]", with the parts it has).
+    """
     run = Path(run)
     if not run.is_dir():
         raise ValueError(f"--vlm {run}: not a folder (expected an eval-vlm run folder)")
     found = {}
-    for measure in MEASURES:
-        scores = read_measure(run, measure, allow_incomplete)
-        if scores is not None:
-            found[measure.name] = scores
+    for measure in measures:
+        value = read(run, measure)
+        if value is not None:
+            found[measure.name] = value
     if not found:
-        wanted = sorted({f"{_part_dir(run, m).name}/{SUMMARY_FILE}" for m in MEASURES})
+        wanted = sorted({f"{_part_dir(run, m).name}/{SUMMARY_FILE}" for m in measures})
         present = sorted(p.parent.name for p in run.glob(f"*/{SUMMARY_FILE}"))
-        raise ValueError(f"--vlm {run} is not an eval-vlm run folder with task parts: it has none of {wanted} "
-                         f"(parts found: {present or 'none'})")
+        raise ValueError(f"--vlm {run} {missing}: it has none of {wanted} (parts found: {present or 'none'})")
     return found

@@ -122,11 +122,21 @@ def per_task_rows(analysis: Analysis) -> list[dict[str, Any]]:
     return rows
 
 
-def write_report(analysis: Analysis, out: str | Path) -> dict[str, Path]:
-    """Write the three files into ``out`` (created if needed); returns file name -> path."""
+def write_report_files(out: str | Path, texts: dict[str, str]) -> dict[str, Path]:
+    """Write each ``{file name: text}`` into the folder ``out`` (created if needed), each file atomically; returns
+    file name -> path. The analysis commands' one way to write their reports.
+
+    Raises:
+        ValueError: ``out`` is a file.
+    """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
-    texts = dict(zip(FILES, (markdown(analysis), to_csv(csv_rows(analysis)), to_csv(per_task_rows(analysis)))))
     return {name: atomic_write_text(out / name, text) for name, text in texts.items()}
+
+
+def write_report(analysis: Analysis, out: str | Path) -> dict[str, Path]:
+    """Write the three files into ``out`` (created if needed); returns file name -> path."""
+    return write_report_files(out, dict(zip(FILES, (markdown(analysis), to_csv(csv_rows(analysis)),
+                                                    to_csv(per_task_rows(analysis))))))
