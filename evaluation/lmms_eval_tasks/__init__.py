@@ -17,6 +17,10 @@ Tasks, one per config of the suite's Hub repo:
   each task of :data:`IR_TASKS` (tag ``bspatial_ir_tasks`` runs those 14, each query once), loading
   ``behavior-spatial/ir``. ``all`` overlaps the per-task configs, so no tag holds both.
 
+Not the ``episode_aligned`` configs (``bspatial build --preset aligned``): their use is the per-episode join with
+rollouts, which reads ``bspatial eval-vlm``'s per-item logs (``bspatial analyze join``); an lmms-eval run of them
+could not be joined.
+
 :func:`write_local_tasks` writes task files for a local copy of a repo (e.g. a ``bspatial build`` output)
 that include the shipped ones and change only ``dataset_path``. This module imports nothing beyond the standard library and
 ``bspatial.common``, so it runs in either environment.
