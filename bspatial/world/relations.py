@@ -142,6 +142,36 @@ def spoken(relation: str) -> str:
 # ----------------------------------------------------------------------------- distances
 
 
+SUPPORT_GAP_M = 0.03
+"""An object rests on another when its bottom lies within this of the other's top (settled objects sit at 0-1 cm)."""
+
+
+def world_half_extents(extents, rotation) -> np.ndarray:
+    """Half-sizes along the world axes of the box ``extents`` (its own axes) turned by ``rotation``."""
+    return np.abs(np.asarray(rotation, float)) @ (np.asarray(extents, float) / 2.0)
+
+
+def rests_on(upper_center, upper_extents, upper_rotation, lower_center, lower_extents, lower_rotation,
+             gap: float = SUPPORT_GAP_M) -> bool:
+    """Whether the upper box stands on the lower one: its bottom within ``gap`` of the lower's top and its centre
+    over the lower's footprint (world-axis boxes of both).
+
+    Example:
+        >>> import numpy as np
+        >>> eye = np.eye(3)
+        >>> rests_on([0.1, 0, 0.85], [0.1, 0.1, 0.1], eye, [0, 0, 0.4], [1.0, 0.6, 0.8], eye)   # a mug on a table
+        True
+        >>> rests_on([1.0, 0, 0.85], [0.1, 0.1, 0.1], eye, [0, 0, 0.4], [1.0, 0.6, 0.8], eye)   # beside it
+        False
+    """
+    upper_half = world_half_extents(upper_extents, upper_rotation)
+    lower_half = world_half_extents(lower_extents, lower_rotation)
+    upper, lower = np.asarray(upper_center, float), np.asarray(lower_center, float)
+    bottom, top = upper[2] - upper_half[2], lower[2] + lower_half[2]
+    over = bool(np.all(np.abs(upper[:2] - lower[:2]) <= lower_half[:2]))
+    return over and bool(-gap <= bottom - top <= gap)
+
+
 def center_distance(a, b) -> float:
     return float(np.linalg.norm(np.asarray(a, float) - np.asarray(b, float)))
 

@@ -67,6 +67,7 @@ class ObjectState:
         box2d: (u0, v0, u1, v1) pixel box of its visible segmentation (None when not visible).
         center_px: projection (u, v) of the 3D centre (None when behind the camera).
         pixels: segmentation pixels in the frame.
+        movable: False for furniture fixed to the world (the scene spec's ``static``), True for household objects.
     """
 
     name: str
@@ -77,13 +78,14 @@ class ObjectState:
     box2d: tuple[int, int, int, int] | None
     center_px: tuple[float, float] | None
     pixels: int
+    movable: bool = True
 
     def visible(self, *, answer: bool = False) -> bool:
         return self.pixels >= (MIN_ANSWER_PIXELS if answer else MIN_VISIBLE_PIXELS)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "category": self.category, "center": _r(self.center), "extents": _r(self.extents),
-                "box2d": None if self.box2d is None else list(self.box2d), "pixels": self.pixels}
+                "box2d": None if self.box2d is None else list(self.box2d), "pixels": self.pixels, "movable": self.movable}
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,7 +135,7 @@ def record_frame(sim: SimBackend, scene: SceneSpec, *, size: int = CONSTRUCTION_
         uv, z = frame.project(bbox.center[None])
         center_px = (float(uv[0, 0]), float(uv[0, 1])) if z[0] > 0 else None
         objects[obj.name] = ObjectState(obj.name, obj.category, bbox.center.copy(), bbox.extents.copy(),
-                                        bbox.rotation.copy(), box2d, center_px, pixels)
+                                        bbox.rotation.copy(), box2d, center_px, pixels, movable=not obj.static)
     state = sim.robot_state()
     return FrameRecord(frame=frame, objects=objects, base_pose=state.base_pose.copy(),
                        eef_pos={k: v.copy() for k, v in state.eef_pos.items()})

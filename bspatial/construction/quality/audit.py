@@ -19,6 +19,12 @@ Rules (the dataset card states them):
     size 10% relative (Appendix 11); direction, the distractor's own-axis offset at most
     :data:`~bspatial.catalog.thresholds.DIRECTION_DISTRACTOR_RATIO` of the answer's; room quadrants 15
     degrees off the axes.
+``fourth_option_movable``
+    Task-grounded items with an option beyond the task's candidates (the fourth object of a three-candidate
+    distance question): that object is a movable household object (the metadata's ``movable``: not furniture
+    fixed to the world), not the reference, and no candidate stands on it (its bottom within 3 cm of the
+    object's top, its centre within the object's footprint radius). Records without ``movable`` (builds before
+    this rule) are not checked.
 ``same_category``
     General size items compare objects of one category (Appendix 11.1). Task-grounded size items keep the
     task's Table S2 candidates ("food item", "toy" are mixed by definition; for the food items the
@@ -62,7 +68,8 @@ from bspatial.world import relations
 
 MAX_BREAK_SHARE_PCT = 1.0
 """The build fails if any rule is broken by more than 1% of a config's items."""
-RULES = ("options_real", "named_visible", "one_true", "same_category", "last_frame_scene", "mixed_category_prior")
+RULES = ("options_real", "named_visible", "one_true", "fourth_option_movable", "same_category", "last_frame_scene",
+         "mixed_category_prior")
 MIXED_CATEGORY_TASKS = ("reach_food_item", "reach_item")
 """Table S2 size tasks whose candidates are "food items" of mixed categories, drawn so that the categories'
 typical sizes do not predict the answer. (reach_toys mixes toy categories too; not yet balanced.)"""
@@ -272,6 +279,29 @@ def prior_picks(categories: Sequence[str], answer: int, relation: str) -> bool |
     return rank[answer] == wanted
 
 
+SUPPORT_GAP_M = 0.03
+"""The audit's own resting test: a candidate's bottom within this of the object's top (upright boxes)."""
+
+
+def _stands_on(upper: Mapping, lower: Mapping) -> bool:
+    (ux, uy, uz), (lx, ly, lz) = upper["center"], lower["center"]
+    bottom, top = uz - upper["extents"][2] / 2.0, lz + lower["extents"][2] / 2.0
+    footprint_radius = float(np.hypot(lower["extents"][0], lower["extents"][1])) / 2.0   # any yaw
+    return abs(bottom - top) <= SUPPORT_GAP_M and float(np.hypot(ux - lx, uy - ly)) <= footprint_radius
+
+
+def _fourth_option_check(meta: Mapping) -> dict[str, bool]:
+    objects, candidates = meta.get("objects") or {}, set(meta["candidates"])
+    extra = [n for n in meta["option_objects"].values() if n not in candidates]
+    states = [objects.get(n) for n in extra]
+    if not extra or any(state is not None and "movable" not in state for state in states):
+        return {}   # no option beyond the candidates, or a record from before the rule
+    ok = all(state is not None and state["movable"] and n != meta.get("reference")
+             and not any(c in objects and _stands_on(objects[c], state) for c in candidates)
+             for n, state in zip(extra, states))
+    return {"fourth_option_movable": ok}
+
+
 def _prior_check(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
     objects, names = meta.get("objects") or {}, meta["option_objects"]
     categories = [(objects.get(names.get(t)) or {}).get("category", "") for t in row["options"]]
@@ -296,6 +326,8 @@ def item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
             if reference not in (None, "camera", "left_arm", "right_arm"):
                 out["named_visible"] = _pixels(meta, reference) >= MIN_VISIBLE_PIXELS
             out["one_true"] = out["options_real"] and _distance_true(row, meta, answer)
+            if meta.get("candidates"):
+                out.update(_fourth_option_check(meta))
         elif category == "size":
             out["one_true"] = out["options_real"] and _size_true(row, meta, answer)
             if setting == "single_frame":   # tasks keep their Table S2 candidate sets (toys, food items)

@@ -154,3 +154,40 @@ def test_a_task_rank_counts_every_candidate_not_only_the_options():
     assert item_checks(right) == {"options_real": True, "one_true": True}
     wrong = _row("task_manipulation", "size", "object_relative", question, options, "toy car", meta, task="reach_toys")
     assert item_checks(wrong)["one_true"] is False
+
+
+def _fourth(fourth: str, movable: bool, fourth_center=(2.2, 0.0, 0.5), fourth_extents=(0.1, 0.1, 0.1)):
+    """The dice item with its candidates named and every object's ``movable`` flag, the fourth option ``fourth``."""
+    row = _dice(["object 1", "object 2", "object 3", "object 4"],
+                {"object 1": "dice_0", "object 2": "dice_1", "object 3": "dice_2", "object 4": fourth},
+                ["1", "2", "3", "4"])
+    meta = json.loads(row["metadata"])
+    meta["candidates"] = ["dice_0", "dice_1", "dice_2"]
+    meta["objects"][fourth] = _obj("x", fourth_center, fourth_extents)
+    for name, state in meta["objects"].items():
+        state["movable"] = movable if name == fourth else True
+    return {**row, "metadata": json.dumps(meta)}
+
+
+def test_the_fourth_option_must_be_a_movable_object_that_holds_no_candidate():
+    assert item_checks(_fourth("pillow_0", movable=True))["fourth_option_movable"] is True
+    # A bed (fixed to the world) as the fourth option: the issue-29 case of a mark floating over furniture.
+    assert item_checks(_fourth("bed_0", movable=False))["fourth_option_movable"] is False
+    # The reference itself as an option.
+    assert item_checks(_fourth("board_game_0", movable=True, fourth_center=(0.9, 0.0, 0.5)))[
+        "fourth_option_movable"] is False
+    # A movable tray the dice stand on: dice_1's bottom (z 0.45) lies on the tray's top (0.40 + 0.05), its centre
+    # 0.0 m from the tray's, within the tray's footprint radius (hypot(0.6, 0.4) / 2 = 0.36 m).
+    tray = _fourth("tray_0", movable=True, fourth_center=(1.3, 0.0, 0.40), fourth_extents=(0.6, 0.4, 0.1))
+    assert item_checks(tray)["fourth_option_movable"] is False
+    # The same tray 1 m away holds nothing.
+    far = _fourth("tray_0", movable=True, fourth_center=(2.3, 0.0, 0.40), fourth_extents=(0.6, 0.4, 0.1))
+    assert item_checks(far)["fourth_option_movable"] is True
+
+
+def test_records_without_the_movable_flag_are_not_checked():
+    row = _fourth("pillow_0", movable=True)
+    meta = json.loads(row["metadata"])
+    for state in meta["objects"].values():
+        del state["movable"]
+    assert "fourth_option_movable" not in item_checks({**row, "metadata": json.dumps(meta)})
