@@ -42,9 +42,9 @@ from bspatial.construction.publishing.aligned_records import ALIGNED_CONFIG
 from bspatial.construction.splits import aligned_episode_key
 from bspatial.evaluation.analysis.bootstrap import rho_or_none
 from bspatial.evaluation.analysis.join import MIN_JOINED_TASKS
-from bspatial.evaluation.analysis.perception import (MANIPULATION, MEASURES, Measure, _load_summary, _part_dir,
+from bspatial.evaluation.analysis.perception import (MANIPULATION, MEASURES, Measure, load_summary, part_folder,
                                                     read_run_parts)
-from bspatial.evaluation.analysis.success import MANIPULATION_SUCCESS, _load
+from bspatial.evaluation.analysis.success import MANIPULATION_SUCCESS, load_rollout_records
 from bspatial.evaluation.rollout.tables import MANIPULATION_SPLITS, group_records, policy_label, rates_of
 from bspatial.evaluation.vlm.run_files import SAMPLES_FILE, SUMMARY_FILE
 from bspatial.scoring.stats import (MantelHaenszelDifference, MantelHaenszelTest, cochran_mantel_haenszel,
@@ -195,16 +195,16 @@ def read_aligned_part(run: Path, measure: Measure,
         ValueError: The summary is unreadable or incomplete (unless ``allow_incomplete``), a row id is not
             an aligned id, its task is unknown, its field is not a bool, or two rows name one episode.
     """
-    folder = _part_dir(run, measure)
+    folder = part_folder(run, measure)
     if not (folder / SUMMARY_FILE).is_file():
         return None
-    _load_summary(folder / SUMMARY_FILE, allow_incomplete)  # Table 3's rule: an incomplete part is refused
+    load_summary(folder / SUMMARY_FILE, allow_incomplete)  # Table 3's rule: an incomplete part is refused
     return _aligned_rows(folder / SAMPLES_FILE, measure)
 
 
 def has_aligned_parts(run: str | Path) -> bool:
     """Whether ``run`` holds a summary of any ``episode_aligned`` part (the leaderboard asks before joining)."""
-    return any((_part_dir(Path(run), m) / SUMMARY_FILE).is_file() for m in ALIGNED_MEASURES)
+    return any((part_folder(Path(run), m) / SUMMARY_FILE).is_file() for m in ALIGNED_MEASURES)
 
 
 def read_aligned(run: str | Path, allow_incomplete: bool = False) -> dict[str, dict[EpisodeKey, AlignedItem]]:
@@ -251,7 +251,7 @@ def read_policy_groups(runs: Sequence[str | Path]) -> list[PolicyGroup]:
         raise ValueError(f"--rollout given more than once for {repeated}")
     groups = []
     for run in map(Path, runs):
-        for (policy, split), records in group_records(_load(run)).items():
+        for (policy, split), records in group_records(load_rollout_records(run)).items():
             if split not in MANIPULATION_SPLITS:
                 logger.info("--rollout %s: %s episodes of %s have no aligned items; skipped", run, split, policy)
                 continue

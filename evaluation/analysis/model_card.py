@@ -68,11 +68,11 @@ def protocol_results(export_dir: str | Path, runs: Sequence[str | Path]) -> list
 def _check_backbone_run(export_dir: Path, vlm: Path) -> None:
     """Refuse an eval-vlm run whose episode_aligned parts are not this export's backbone (``vla-backbone:``)."""
     from bspatial.evaluation.analysis.episode_join import ALIGNED_MEASURES
-    from bspatial.evaluation.analysis.perception import _part_dir
+    from bspatial.evaluation.analysis.perception import part_folder
     from bspatial.evaluation.vlm.backend_vla_backbone import KIND, resolve_vla_export
     from bspatial.evaluation.vlm.run_files import FINGERPRINT_FILE
 
-    for folder in {_part_dir(vlm, m) for m in ALIGNED_MEASURES}:
+    for folder in {part_folder(vlm, m) for m in ALIGNED_MEASURES}:
         path = folder / FINGERPRINT_FILE
         if not path.is_file():
             continue

@@ -76,14 +76,17 @@ MEASURES: tuple[Measure, ...] = (
 _AGREEMENT = 1e-6  # percent; summary and samples are two roundings of one mean
 
 
-def _part_dir(run: Path, measure: Measure) -> Path:
+def part_folder(run: Path, measure: Measure) -> Path:
+    """The folder of ``measure``'s part in the eval-vlm run folder ``run`` (it may not exist)."""
     # The runner owns the folder layout; imported here, not at module level (it pulls in the backends).
     from bspatial.evaluation.vlm.runner import part_dir
 
     return part_dir(run, measure.suite, measure.config)
 
 
-def _load_summary(path: Path, allow_incomplete: bool) -> dict[str, Any]:
+def load_summary(path: Path, allow_incomplete: bool) -> dict[str, Any]:
+    """A part's ``summary.json``; refused when unreadable, without ``per_task``, or (unless ``allow_incomplete``)
+    not complete."""
     try:
         summary = json.loads(path.read_text())
     except json.JSONDecodeError as error:
@@ -135,11 +138,11 @@ def read_measure(run: Path, measure: Measure, allow_incomplete: bool = False) ->
         ValueError: The part's summary is unreadable, lacks the field, is incomplete (unless
             ``allow_incomplete``), or disagrees with its sample rows.
     """
-    folder = _part_dir(run, measure)
+    folder = part_folder(run, measure)
     summary_path = folder / SUMMARY_FILE
     if not summary_path.is_file():
         return None
-    summary = _load_summary(summary_path, allow_incomplete)
+    summary = load_summary(summary_path, allow_incomplete)
     scores = _summary_scores(summary_path, summary, measure.summary_field)
     samples = _sample_rows(folder / SAMPLES_FILE, measure.sample_field)
     for task, score in scores.items():
@@ -182,7 +185,7 @@ def read_run_parts(run: str | Path, measures: Sequence[Measure], read: Callable[
         if value is not None:
             found[measure.name] = value
     if not found:
-        wanted = sorted({f"{_part_dir(run, m).name}/{SUMMARY_FILE}" for m in measures})
+        wanted = sorted({f"{part_folder(run, m).name}/{SUMMARY_FILE}" for m in measures})
         present = sorted(p.parent.name for p in run.glob(f"*/{SUMMARY_FILE}"))
         raise ValueError(f"--vlm {run} {missing}: it has none of {wanted} (parts found: {present or 'none'})")
     return found

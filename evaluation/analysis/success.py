@@ -80,7 +80,8 @@ def task_scores(records: Sequence[Mapping[str, Any]], rate: str, source: str) ->
     return TaskScores(f"{source} ({rate} success)", scores, samples)
 
 
-def _load(run: Path) -> list[dict[str, Any]]:
+def load_rollout_records(run: Path) -> list[dict[str, Any]]:
+    """Every episode record of the rollout run folder ``run``; refused when it is not one or holds none."""
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.runner import MANIFEST_NAME
 
@@ -101,7 +102,7 @@ def read_rollout(run: str | Path) -> list[PolicyRun]:
         ValueError: ``run`` is not a rollout run folder, or holds no episode of the paper's protocol.
     """
     run = Path(run)
-    groups = group_records(_load(run))
+    groups = group_records(load_rollout_records(run))
     found = []
     for (policy, split), records in groups.items():
         if split in MANIPULATION_SPLITS:

@@ -164,10 +164,10 @@ def _write_records(preset: Preset, seed: int, root: Path, workers: int | None = 
     finally:
         bar.close()
         close_process_backends()
-    parts = [j for j in jobs if not j.startswith(GENERAL_JOB)]
     if preset.general is not None:
         results["general"] = _write_general(preset, seed, root, [results[j] for j in jobs if j.startswith(GENERAL_JOB)])
-        parts.insert(len(parts) - (parts[-1:] == ["navigation"]), "general")   # before navigation, as always
+    parts = ([j for j in jobs if j.startswith(("task:", ALIGNED_JOB))] + (["general"] if preset.general is not None
+                                                                         else []) + [j for j in jobs if j == "navigation"])
     counts: dict = {"vqa": {}, "ir": {}, "aligned": {}}
     with open(root / "vqa.jsonl", "w") as vqa, open(root / "ir.jsonl", "w") as ir:
         for job in parts:
