@@ -236,8 +236,10 @@ def camera_offsets(a, b, T_world_cam) -> dict[str, float]:
     T = np.asarray(T_world_cam, float)
     d = np.asarray(a, float) - np.asarray(b, float)
     cam = T[:3, :3].T @ d
-    horizontal = T[:3, :3].T @ np.array([d[0], d[1], 0.0])  # depth from the horizontal offset only
-    right, front, above = float(cam[0]), float(horizontal[2]), float(d[2])
+    # Front: depth along the optical axis itself (the paper: "farther from the camera, deeper into the scene").
+    # Measured on the horizontal offset alone, a head camera looking down saw an object on a lower shelf as
+    # "below" and not deeper, while the image shows it both (issue 29: 10.7% of single-frame items).
+    right, front, above = float(cam[0]), float(cam[2]), float(d[2])
     return {"left": -right, "right": right, "front": front, "back": -front, "above": above, "below": -above}
 
 

@@ -60,3 +60,27 @@ def test_robot_frame_quadrant_and_axis_margin_by_hand():
     assert calc.clear_quadrant((1.0, 0.3), 0.0) == "front-left"
     assert calc.clear_quadrant((-0.3, -1.0), 0.0) == "back-right"
     assert calc.clear_quadrant((0.0, 0.0), 0.0) is None
+
+
+def test_front_is_depth_along_the_optical_axis_of_a_camera_looking_down():
+    """Issue 29's item: the bowl 0.86 m below the sponge and 0.49 m farther (horizontally), seen by a head camera
+    pitched 30 degrees down. Along the optical axis (cos 30, 0, -sin 30) the bowl is 0.49 cos 30 + 0.86 sin 30 =
+    0.854 m deeper: "front" holds almost as much as "below", so no answer dominates and "front" is no distractor."""
+    import math
+
+    from bspatial.world import relations
+
+    c, s = math.cos(math.radians(30)), math.sin(math.radians(30))
+    # OpenCV camera axes in the world: x = image right = world -y, z = optical axis, y = z x x (image down).
+    T = np.eye(4)
+    T[:3, 0], T[:3, 2] = (0.0, -1.0, 0.0), (c, 0.0, -s)
+    T[:3, 1] = np.cross(T[:3, 2], T[:3, 0])
+    sponge, bowl = np.array([1.0, 0.0, 1.2]), np.array([1.49, 0.0, 0.34])
+    offsets = relations.camera_offsets(bowl, sponge, T)
+    assert offsets["front"] == pytest.approx(0.49 * c + 0.86 * s) and offsets["below"] == pytest.approx(0.86)
+    assert relations.camera_direction(bowl, sponge, T) is None
+    assert "front" not in relations.false_directions(offsets, "below")
+    # Level camera (looking along +x): depth is the horizontal offset, 0.49 m, and "below" dominates.
+    level = np.eye(4)
+    level[:3, 0], level[:3, 1], level[:3, 2] = (0.0, -1.0, 0.0), (0.0, 0.0, -1.0), (1.0, 0.0, 0.0)
+    assert relations.camera_offsets(bowl, sponge, level)["front"] == pytest.approx(0.49)

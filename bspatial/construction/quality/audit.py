@@ -134,12 +134,11 @@ class AuditReport:
 
 def _offsets(a, b, T_world_cam) -> dict[str, float]:
     """Signed offsets of ``a`` from ``b`` per direction word (Appendix 15: left/right along the image's
-    columns, front = farther from the camera horizontally, above/below by world height)."""
+    columns, front = deeper along the optical axis, above/below by world height)."""
     R = np.asarray(T_world_cam, float)[:3, :3]
     d = np.asarray(a, float) - np.asarray(b, float)
     right = float(d @ R[:, 0])                                 # the camera's x axis in the world
-    forward = np.array([R[0, 2], R[1, 2]])                    # optical axis, flattened onto the floor
-    front = float(d[:2] @ forward)
+    front = float(d @ R[:, 2])                                 # the optical axis in the world
     return {"right": right, "left": -right, "front": front, "back": -front, "above": float(d[2]), "below": -float(d[2])}
 
 

@@ -191,3 +191,27 @@ def test_records_without_the_movable_flag_are_not_checked():
     for state in meta["objects"].values():
         del state["movable"]
     assert "fourth_option_movable" not in item_checks({**row, "metadata": json.dumps(meta)})
+
+
+def test_front_is_measured_along_the_optical_axis_of_a_camera_looking_down():
+    """The bowl below the sponge seen by a camera pitched 30 degrees down: along the optical axis a lower object is
+    also deeper, so "front" holds too and offering it breaks one_true. The second case tells the rules apart: the
+    horizontal depth (the generator's old rule) is 0.05 m, under tan 15 deg of the 0.86 m drop."""
+    c, s = np.cos(np.radians(30)), np.sin(np.radians(30))
+    x, z = np.array([0.0, -1.0, 0.0]), np.array([c, 0.0, -s])
+    T = np.eye(4)
+    T[:3, 0], T[:3, 1], T[:3, 2], T[:3, 3] = x, np.cross(z, x), z, (0.0, 0.0, 1.5)
+    meta = {"object": "bowl_0", "reference": "sponge_0", "camera": {"K": CAMERA["K"], "T_world_cam": T.tolist()},
+            "objects": {"bowl_0": _obj("bowl", (1.49, 0.0, 0.34)), "sponge_0": _obj("sponge", (1.0, 0.0, 1.2))}}
+    question = "From the viewpoint of the image, where is the bowl relative to the sponge?"
+    offered = _row("single_frame", "direction", "object_relative", question, ["below", "front", "left", "above"],
+                   "below", meta)
+    assert item_checks(offered)["one_true"] is False
+    # The bowl 0.05 m farther horizontally only: front = 0.05 cos 30 + 0.86 sin 30 = 0.473 m along the optical axis,
+    # more than 0.268 x 0.86 = 0.230: broken (the horizontal rule saw 0.05 m and kept it)...
+    meta["objects"]["bowl_0"] = _obj("bowl", (1.05, 0.0, 0.34))
+    assert item_checks({**offered, "metadata": json.dumps(meta)})["one_true"] is False
+    # ...while "back" (negative depth) is false: offering back, right and above keeps exactly one true.
+    fine = _row("single_frame", "direction", "object_relative", question, ["below", "back", "right", "above"],
+                "below", meta)
+    assert item_checks(fine)["one_true"] is True
