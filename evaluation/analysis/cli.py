@@ -11,13 +11,34 @@ Heavy imports (the run readers, which pull in the VLM runner's modules) stay ins
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
 # Light: numpy and the stdlib statistics (the readers, with the VLM runner's imports, load in the command).
 from bspatial.evaluation.analysis.bootstrap import DEFAULT_RESAMPLES
+
+T = TypeVar("T")
+
+
+def _written(write: Callable[[], T], printed: Sequence[str] = ()) -> T:
+    """Run a command's writer: a ValueError is the user's input (a folder that is not a run, a refused part), so it
+    is printed and the command exits 2; the files named in ``printed`` that were written are echoed."""
+    try:
+        written = write()
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    for name in printed:
+        if name in written:
+            typer.echo(written[name].read_text())
+    return written
+
+
+def _paths(written: dict[str, Path]) -> str:
+    return "wrote " + ", ".join(str(p) for p in written.values())
 
 
 def correlate(
@@ -35,14 +56,10 @@ def correlate(
     from bspatial.evaluation.analysis.correlate import correlate_runs
     from bspatial.evaluation.analysis.report import write_report
 
-    try:
-        analysis = correlate_runs(vlm, rollout, n_resamples=n_resamples, seed=seed, allow_incomplete=allow_incomplete)
-        written = write_report(analysis, out)
-    except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
-    typer.echo(written["correlation.md"].read_text())
-    typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
+    written = _written(lambda: write_report(correlate_runs(vlm, rollout, n_resamples=n_resamples, seed=seed,
+                                                           allow_incomplete=allow_incomplete), out),
+                       ["correlation.md"])
+    typer.echo(_paths(written))
 
 
 def join(
@@ -60,13 +77,9 @@ def join(
     from bspatial.evaluation.analysis.episode_join import join_runs
     from bspatial.evaluation.analysis.episode_join_report import write_report
 
-    try:
-        written = write_report(join_runs(vlm, rollout, allow_incomplete=allow_incomplete), out)
-    except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
-    typer.echo(written["join.md"].read_text())
-    typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
+    written = _written(lambda: write_report(join_runs(vlm, rollout, allow_incomplete=allow_incomplete), out),
+                       ["join.md"])
+    typer.echo(_paths(written))
 
 
 def rollouts(
@@ -78,14 +91,7 @@ def rollouts(
     perturbation run paired with the same policy's plain run on the same scenes), the cue ladder, failure modes."""
     from bspatial.evaluation.rollout.tables import PRINTED_TABLES, write_tables
 
-    try:
-        written = write_tables(runs, out)
-    except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
-    for name in PRINTED_TABLES:
-        if name in written:
-            typer.echo(written[name].read_text())
+    written = _written(lambda: write_tables(runs, out), PRINTED_TABLES)
     typer.echo(f"wrote {len(written)} files to {out}")
 
 
@@ -115,21 +121,10 @@ def report(
     if html:
         from bspatial.evaluation.analysis.site import write_site
 
-        try:
-            index = write_site(runs, out)
-        except ValueError as error:
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(code=2) from None
-        typer.echo(f"wrote {index}")
+        typer.echo(f"wrote {_written(lambda: write_site(runs, out))}")
         return
     from bspatial.evaluation.vlm.report import write_report
 
-    try:
-        written = write_report(runs, out, paper=paper, paired=paired)
-    except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
-    for name in ("table1.md", "table2.md", "intervals.md", "circular.md", "paired.md"):
-        if name in written:
-            typer.echo(written[name].read_text())
-    typer.echo("wrote " + ", ".join(str(p) for p in written.values()))
+    written = _written(lambda: write_report(runs, out, paper=paper, paired=paired),
+                       ("table1.md", "table2.md", "intervals.md", "circular.md", "paired.md"))
+    typer.echo(_paths(written))
