@@ -168,21 +168,3 @@ def png_bytes(rgb: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(rgb)).save(buffer, format="PNG", optimize=False)
     return buffer.getvalue()
-
-
-MARK_RADIUS_PX = 15
-"""Numbered marks drawn on candidates that share a category (so options can name them: "dice 2")."""
-
-
-def draw_marks(rgb: np.ndarray, marks: list[tuple[str, tuple[float, float]]]) -> np.ndarray:
-    """Draw numbered circular marks (white text on black, white outline) at pixel positions."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    image = Image.fromarray(rgb.copy())
-    draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default(size=2 * MARK_RADIUS_PX - 6)
-    for label, (u, v) in marks:
-        r = MARK_RADIUS_PX
-        draw.ellipse((u - r, v - r, u + r, v + r), fill=(0, 0, 0), outline=(255, 255, 255), width=2)
-        draw.text((u, v), label, fill=(255, 255, 255), font=font, anchor="mm")
-    return np.asarray(image)

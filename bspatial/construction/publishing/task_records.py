@@ -193,17 +193,18 @@ def vqa_row(sim: SimBackend, instance, record, draw: int, item_id: str, image: s
     Raises:
         Rejected: the frame fails a filter (the message says which).
     """
-    from bspatial.construction.items.frames import capture, draw_marks, goal_view_scene
+    from bspatial.construction.items.frames import capture, goal_view_scene
+    from bspatial.construction.items.marks import draw_marks
 
     goal = capture(sim, goal_view_scene(instance)) if instance.placement is not None else None
     q, shown_initial = _ask(sim, instance, record, goal, draw, decoys)
     shown = goal if q.frame == "goal" else shown_initial
-    rgb = draw_marks(shown.frame.rgb, list(q.marks)) if q.marks else shown.frame.rgb
+    rgb = draw_marks(shown.frame.rgb, q.marks) if q.marks else shown.frame.rgb
     objects = {n: s.to_dict() for n, s in shown.objects.items() if s.pixels}
     row = VQARecord(item_id, "task_manipulation", q.category, q.subtype, (image,), q.question, q.options,
                     q.answer, task=instance.task, variant=instance.variant,
                     metadata={**meta, "camera": shown.camera_dict(), "frame": q.frame,
-                              "marks": [[m[0], list(m[1])] for m in q.marks], "objects": objects,
+                              "marks": [m.record() for m in q.marks], "objects": objects,
                               **q.metadata}).to_row()
     return row, rgb
 

@@ -50,7 +50,8 @@ from bspatial.common.seeds import derive_seed
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, SIZE_MARGIN
 from bspatial.world import relations
 from bspatial.construction.questions.activities import ROOM_NAMES, ActivityScene
-from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_ROOM_PIXELS, FrameRecord
+from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_ROOM_PIXELS, FrameRecord, Rejected
+from bspatial.construction.items.marks import Mark, mark_frame
 from bspatial.construction.items.records import VQARecord
 from bspatial.construction.questions.templates import Question, display, four_options
 from bspatial.world.spec import CameraSpec, RobotSpawn
@@ -300,16 +301,15 @@ def size_candidates(record: FrameRecord, names: tuple[str, ...], frame_id: str,
     noun = display(objects[answer].category)
     numbers = rng.permutation(len(names)) + 1
     label = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
-    marks = [[str(k), list(_mask_centroid(record, n))] for n, k in zip(names, numbers)]
+    try:
+        marks = mark_frame(record, [(str(k), n) for n, k in zip(names, numbers)])
+    except Rejected:   # four marks that would hide too much of an object: the view gives no question
+        return []
     question = four_options("size", "object_relative", SIZE_QUESTION, label[answer],
                             [label[n] for n in names if n != answer], rng)
     return [Candidate(SINGLE, question, label[answer], frame_id,
-                      {"option_objects": {label[n]: n for n in names}, "values": sizes, "marks": marks})]
-
-
-def _mask_centroid(record: FrameRecord, name: str) -> tuple[float, float]:
-    rows, cols = np.nonzero(record.mask(name))
-    return float(cols.mean() + 0.5), float(rows.mean() + 0.5)
+                      {"option_objects": {label[n]: n for n in names}, "values": sizes,
+                       "marks": [m.record() for m in marks]})]
 
 
 def _in_image(record: FrameRecord, point) -> bool:
@@ -598,7 +598,8 @@ def _view_frame(sim: SimBackend, ascene: ActivityScene, activity: str, frame_id:
 def _size_frame(sim: SimBackend, ascene: ActivityScene, activity: str, frame_id: str,
                 rng: np.random.Generator) -> tuple[list[Candidate], list[np.ndarray]]:
     """A same-category size view: its candidates and their marked image (the last candidate's marks)."""
-    from bspatial.construction.items.frames import capture, draw_marks
+    from bspatial.construction.items.frames import capture
+    from bspatial.construction.items.marks import draw_marks
     from bspatial.construction.questions.size_views import size_view
 
     view = size_view(ascene, rng)
@@ -611,7 +612,7 @@ def _size_frame(sim: SimBackend, ascene: ActivityScene, activity: str, frame_id:
     for c in found:
         c.metadata.update(activity=activity, camera=record.camera_dict(),
                           objects={n: record.objects[n].to_dict() for n in names})
-        images = [draw_marks(record.frame.rgb, [(m[0], tuple(m[1])) for m in c.metadata["marks"]])]
+        images = [draw_marks(record.frame.rgb, [Mark.from_record(m) for m in c.metadata["marks"]])]
     return found, images
 
 

@@ -38,8 +38,9 @@ import numpy as np
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, ORDINAL_GAP_M, SIZE_MARGIN
 from bspatial.world import relations
 from bspatial.world.relations import spoken
-from bspatial.construction.items.frames import GOAL_VIEW_HIDDEN_LAYERS, MARK_RADIUS_PX, STRUCTURAL_CATEGORIES, FrameRecord, \
+from bspatial.construction.items.frames import GOAL_VIEW_HIDDEN_LAYERS, STRUCTURAL_CATEGORIES, FrameRecord, \
     Rejected
+from bspatial.construction.items.marks import MARK_RADIUS_PX, Mark, anchor_point, mark_frame
 from bspatial.scoring.choice import LETTERS
 from bspatial.catalog.tasks import TASKS
 from bspatial.tasks.base import TaskInstance
@@ -81,7 +82,7 @@ class Question:
     options: tuple[str, ...]
     answer: str  # letter
     frame: str  # "initial" or "goal" (goal-state frame of a placement task)
-    marks: tuple[tuple[str, tuple[float, float]], ...] = ()
+    marks: tuple[Mark, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -150,14 +151,9 @@ def _labels(instance: TaskInstance, record: FrameRecord, names, rng, numbers_fro
     noun = noun or NOUNS.get(instance.task, (display(categories[0]), ""))[0]
     numbers = rng.choice(numbers_from or len(names), len(names), replace=False) + 1
     labels = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
-    marks = tuple((str(k), _centroid(record, n)) for n, k in zip(names, numbers))
+    marks = mark_frame(record, [(str(k), n) for n, k in zip(names, numbers)])
     unused = tuple(f"{noun} {k}" for k in range(1, (numbers_from or len(names)) + 1) if k not in set(numbers))
     return labels, marks, unused
-
-
-def _centroid(record: FrameRecord, name: str) -> tuple[float, float]:
-    rows, cols = np.nonzero(record.mask(name))
-    return float(cols.mean() + 0.5), float(rows.mean() + 0.5)
 
 
 def _finish(category, subtype, question, answer_text, distractors, rng, *, frame="initial", marks=(),
@@ -249,7 +245,7 @@ def _fourth_object(instance, record, names, dist, relation, measure, rng) -> str
         Rejected: no such object in the frame (the build draws another instance).
     """
     best = dist[relations.pick_by_rank(dist, relation)[0]]
-    taken = [_centroid(record, n) for n in names]
+    taken = [anchor_point(record.mask(n)) for n in names]
     pool = []
     for n, s in sorted(record.objects.items()):
         if n in names or n == instance.reference or s.category in STRUCTURAL_CATEGORIES \
@@ -259,7 +255,7 @@ def _fourth_object(instance, record, names, dist, relation, measure, rng) -> str
         loses = d > best if relation == "closest" else d < best
         if not loses or relations.relative_gap(d, best) < DISTANCE_MARGIN:
             continue
-        u, v = _centroid(record, n)
+        u, v = anchor_point(record.mask(n))
         if min(np.hypot(u - a, v - b) for a, b in taken) >= FOURTH_MARK_CLEARANCE_PX:
             pool.append((n, d))
     if not pool:
@@ -309,7 +305,7 @@ def _grid(instance, record, rng) -> Question:
         raise ConstructionError(f"{instance.task} seed {instance.seed}: calculator cell {answer} vs task {instance.variant}")
     _check_visible(record, [target], target)
     q = "Where is the hardback book marked 1 located on the bookcase?"
-    return _finish("direction", "locate", q, answer, sorted(cells), rng, marks=(("1", _centroid(record, target)),),
+    return _finish("direction", "locate", q, answer, sorted(cells), rng, marks=mark_frame(record, [("1", target)]),
                    metadata={"object": target, "cells": {k: list(v) for k, v in cells.items()}})
 
 

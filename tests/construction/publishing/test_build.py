@@ -70,7 +70,7 @@ def test_answers_agree_with_an_independent_check(built):
             ref = states[meta["reference"]]
             # Every option names an object in the frame, and a numbered one a mark drawn on it (issue 16:
             # no "dice 1" when only marks 2-4 are drawn).
-            drawn = {number for number, _ in meta["marks"]}
+            drawn = {mark[0] for mark in meta["marks"]}
             assert set(row["options"]) == set(meta["option_objects"]), row["id"]
             assert all(states[n]["pixels"] > 0 for n in meta["option_objects"].values()), row["id"]
             assert all(t.rsplit(" ", 1)[1] in drawn for t in row["options"]), row["id"]

@@ -215,3 +215,35 @@ def test_front_is_measured_along_the_optical_axis_of_a_camera_looking_down():
     fine = _row("single_frame", "direction", "object_relative", question, ["below", "back", "right", "above"],
                 "below", meta)
     assert item_checks(fine)["one_true"] is True
+
+
+def _marked(marks):
+    """A general size item of four mugs whose marks are the given ``[label, at, anchor, name, hidden]`` entries."""
+    objects = {f"mug_{k}": {**_obj("mug", (1.0, 0.1 * k, 0.9), extents=(0.05 + 0.05 * k, 0.1, 0.1), pixels=900),
+                            "box2d": [100 * k, 100, 100 * k + 30, 130]} for k in range(1, 5)}
+    meta = {"option_objects": {f"mug {k}": f"mug_{k}" for k in range(1, 5)}, "marks": marks, "objects": objects}
+    return _row("single_frame", "size", "object_relative", "Which object is the longest?",
+                [f"mug {k}" for k in range(1, 5)], "mug 4", meta)
+
+
+def _mark(k, anchor, hidden=0.1):
+    return [str(k), [100.0 * k + 15, 60.0], list(anchor), f"mug_{k}", hidden]
+
+
+def test_marks_must_sit_on_their_object_and_hide_at_most_a_quarter():
+    # Each mug's visible box is u in [100k, 100k + 30), v in [100, 130): anchors at its middle are on it.
+    on = [_mark(k, (100 * k + 15, 115)) for k in range(1, 5)]
+    assert item_checks(_marked(on))["marks_on_objects"] is True
+    # Mug 2's leader ends 40 px above its box (v = 60): the mark labels empty space.
+    off = on[:1] + [_mark(2, (215, 60))] + on[2:]
+    assert item_checks(_marked(off))["marks_on_objects"] is False
+    # Mug 3's marks hide 30% of it.
+    hiding = on[:2] + [_mark(3, (315, 115), hidden=0.3)] + on[3:]
+    assert item_checks(_marked(hiding))["marks_on_objects"] is False
+    # Exactly a quarter is allowed.
+    assert item_checks(_marked(on[:2] + [_mark(3, (315, 115), hidden=0.25)] + on[3:]))["marks_on_objects"] is True
+
+
+def test_marks_from_before_the_rule_are_not_checked():
+    old = [[str(k), [100.0 * k + 15, 115.0]] for k in range(1, 5)]
+    assert "marks_on_objects" not in item_checks(_marked(old))
