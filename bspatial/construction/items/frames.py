@@ -49,6 +49,15 @@ MAX_LAST_FRAME_WALL_SHARE = 0.7
 """A multi-frame sample is used only when walls cover at most 70% of its last frame (the frame the
 questions' egocentric directions refer to): above that the frame is a blank wall (measured: rotation
 frames 0.3-0.6, navigation walks that end facing a room's far wall up to 0.77)."""
+LANDMARK_IN_FRAME_SHARE = 0.5
+"""A named entity (a landmark, a reference, a direction subject) must have at least half of its 3D box inside the
+frame (points of a 5 x 5 x 5 grid through the box that project into the image): a fridge or a chair cut by the
+frame's edge to a strip is not findable (issue 29: "the fridge is a gray strip at the image edge")."""
+LANDMARK_VISIBLE_SHARE = 0.2
+"""... and show segmentation pixels at least this share of its projected box's in-frame area (besides the
+:data:`MIN_VISIBLE_PIXELS` floor): the floor scales with how big the object should appear, so a sofa hidden
+behind a table but for 500 px is not findable where a die of 500 px is."""
+_BOX_GRID = np.stack(np.meshgrid(*[np.linspace(-0.5, 0.5, 5)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
 STRUCTURAL_CATEGORIES = frozenset({"walls", "floor", "robot"})
 """Names that are never question subjects (they may still be references, e.g. the wall)."""
 
@@ -84,8 +93,11 @@ class ObjectState:
         return self.pixels >= (MIN_ANSWER_PIXELS if answer else MIN_VISIBLE_PIXELS)
 
     def to_dict(self) -> dict:
+        """The record's view of the object; ``yaw`` is the box's heading (objects stand upright), for the audit."""
+        yaw = float(np.arctan2(self.rotation[1, 0], self.rotation[0, 0]))
         return {"name": self.name, "category": self.category, "center": _r(self.center), "extents": _r(self.extents),
-                "box2d": None if self.box2d is None else list(self.box2d), "pixels": self.pixels, "movable": self.movable}
+                "yaw": round(yaw, 4), "box2d": None if self.box2d is None else list(self.box2d), "pixels": self.pixels,
+                "movable": self.movable}
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +115,38 @@ class FrameRecord:
     @property
     def image_size(self) -> tuple[int, int]:
         return self.frame.width, self.frame.height
+
+    def box_view(self, name: str) -> tuple[float, float]:
+        """(share of the object's 3D box inside the frame, in-frame area in px of its projected box): the box
+        sampled on a 5 x 5 x 5 grid, projected; the area is the grid's convex hull in front of the camera,
+        clipped to the image."""
+        from shapely.geometry import MultiPoint, box
+
+        state = self.objects[name]
+        points = state.center + (_BOX_GRID * state.extents) @ np.asarray(state.rotation).T
+        uv, z = self.frame.project(points)
+        w, h = self.image_size
+        front = z > 1e-3
+        inside = front & (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+        if front.sum() < 3:
+            return float(inside.mean()), 0.0
+        area = MultiPoint([tuple(p) for p in uv[front]]).convex_hull.intersection(box(0, 0, w, h)).area
+        return float(inside.mean()), float(area)
+
+    def findable(self, name: str) -> str | None:
+        """Why a named entity cannot be found in the frame (None when it can): too little of it in the frame
+        (:data:`LANDMARK_IN_FRAME_SHARE`), or too few pixels (:data:`MIN_VISIBLE_PIXELS`, or
+        :data:`LANDMARK_VISIBLE_SHARE` of its projected box). Walls (structural): the pixel floor only."""
+        state = self.objects[name]
+        if state.category in STRUCTURAL_CATEGORIES:   # a wall's box runs past the frame by design: pixels only
+            return None if state.visible() else f"{name} covers {state.pixels} px (< {MIN_VISIBLE_PIXELS})"
+        share, area = self.box_view(name)
+        floor = max(MIN_VISIBLE_PIXELS, LANDMARK_VISIBLE_SHARE * area)
+        if share < LANDMARK_IN_FRAME_SHARE:
+            return f"{name}: {100 * share:.0f}% of its box in the frame (< {100 * LANDMARK_IN_FRAME_SHARE:.0f}%)"
+        if state.pixels < floor:
+            return f"{name} covers {state.pixels} px (< {floor:.0f}: its floor for a projected box of {area:.0f} px)"
+        return None
 
     def camera_dict(self) -> dict:
         return {"K": self.frame.K.tolist(), "T_world_cam": self.frame.T_world_cam.tolist()}

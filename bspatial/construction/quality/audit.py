@@ -13,7 +13,12 @@ Rules (the dataset card states them):
     drawn on the frame, a room option to a room whose floor covers :data:`MIN_ROOM_PIXELS` over the frames.
 ``named_visible``
     Every entity the question names (the direction subject and reference, the distance reference or
-    landmark, the rooms) is visible by the same thresholds.
+    landmark, the rooms) is visible by the same thresholds, and findable: at least
+    :data:`FINDABLE_IN_FRAME_SHARE` of its 3D box in the frame and pixels at least
+    :data:`FINDABLE_VISIBLE_SHARE` of its projected box's in-frame area (the audit's upright box, turned by the
+    record's ``yaw``, sampled on a 9 x 9 x 9 grid; a little below the generator's 50% and 20%, so that only a
+    clear sliver or a hidden landmark breaks it, not the two estimates' difference). Walls, and records
+    without ``yaw`` (builds before the rule): the pixel threshold only.
 ``one_true``
     Exactly one option is true, every distractor false by a margin along its own axis: distance 15% and
     size 10% relative (Appendix 11); direction, the distractor's own-axis offset at most
@@ -76,6 +81,10 @@ MAX_BREAK_SHARE_PCT = 1.0
 """The build fails if any rule is broken by more than 1% of a config's items."""
 RULES = ("options_real", "named_visible", "one_true", "fourth_option_movable", "marks_on_objects", "same_category",
          "last_frame_scene", "mixed_category_prior")
+FINDABLE_IN_FRAME_SHARE = 0.45
+"""A named entity has at least this share of its box in the frame (generator: 0.5)."""
+FINDABLE_VISIBLE_SHARE = 0.18
+"""... and shows at least this share of its projected box's in-frame area in pixels (generator: 0.2)."""
 MAX_MARK_HIDDEN_SHARE = 0.25
 """The marks may hide at most a quarter of a marked object's pixels (issue 29; the generator's own constant is
 :data:`bspatial.construction.items.marks.MAX_HIDDEN_SHARE`, not read here: the audit states the rule itself)."""
@@ -149,6 +158,43 @@ def _offsets(a, b, T_world_cam) -> dict[str, float]:
     right = float(d @ R[:, 0])                                 # the camera's x axis in the world
     front = float(d @ R[:, 2])                                 # the optical axis in the world
     return {"right": right, "left": -right, "front": front, "back": -front, "above": float(d[2]), "below": -float(d[2])}
+
+
+def _project(points, camera) -> tuple[np.ndarray, np.ndarray]:
+    """World points -> (pixel (u, v), depth) for the record's camera (OpenCV convention: z along the optical axis)."""
+    T = np.asarray(camera["T_world_cam"], float)
+    cam = (np.asarray(points, float) - T[:3, 3]) @ T[:3, :3]
+    z = cam[:, 2]
+    K = np.asarray(camera["K"], float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        uv = np.stack([K[0, 0] * cam[:, 0] / z + K[0, 2], K[1, 1] * cam[:, 1] / z + K[1, 2]], axis=1)
+    return uv, z
+
+
+_GRID9 = np.stack(np.meshgrid(*[np.linspace(-0.5, 0.5, 9)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+
+
+def _findable(meta: Mapping, name: str) -> bool:
+    """``name`` is visible by the pixel threshold and, with a ``yaw`` recorded, findable (the rule's text above)."""
+    from shapely.geometry import MultiPoint, box
+
+    state = (meta.get("objects") or {}).get(name)
+    if state is None or int(state.get("pixels", 0)) < MIN_VISIBLE_PIXELS:
+        return False
+    if state["category"] in ("walls", "floor", "robot") or "yaw" not in state or "camera" not in meta:
+        return True
+    c, s = np.cos(state["yaw"]), np.sin(state["yaw"])
+    turn = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    points = np.asarray(state["center"], float) + (_GRID9 * np.asarray(state["extents"], float)) @ turn.T
+    uv, z = _project(points, meta["camera"])
+    K = np.asarray(meta["camera"]["K"], float)
+    w, h = 2 * K[0, 2], 2 * K[1, 2]
+    front = z > 1e-3
+    inside = front & (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+    area = MultiPoint([tuple(p) for p in uv[front]]).convex_hull.intersection(box(0, 0, w, h)).area \
+        if front.sum() >= 3 else 0.0
+    return bool(inside.mean() >= FINDABLE_IN_FRAME_SHARE
+                and state["pixels"] >= max(MIN_VISIBLE_PIXELS, FINDABLE_VISIBLE_SHARE * area))
 
 
 def _aabb_distance(point, center, extents) -> float:
@@ -238,7 +284,7 @@ def _direction_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, boo
         ref = meta.get("reference")
         ref_point, ref_ok = (objects[ref]["center"], _pixels(meta, ref) >= MIN_VISIBLE_PIXELS) if ref in objects \
             else (None, False)
-    named = subject in objects and _pixels(meta, subject) >= MIN_VISIBLE_PIXELS and ref_ok
+    named = subject in objects and _findable(meta, subject) and ref_ok and (meta.get("arm") or _findable(meta, ref))
     if not named or ref_point is None:
         return {"named_visible": False, "one_true": False}
     offsets = _offsets(objects[subject]["center"], ref_point, meta["camera"]["T_world_cam"])
@@ -346,7 +392,7 @@ def item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
         if category == "distance":
             reference = meta.get("reference")
             if reference not in (None, "camera", "left_arm", "right_arm"):
-                out["named_visible"] = _pixels(meta, reference) >= MIN_VISIBLE_PIXELS
+                out["named_visible"] = _findable(meta, reference)
             out["one_true"] = out["options_real"] and _distance_true(row, meta, answer)
             if meta.get("candidates"):
                 out.update(_fourth_option_check(meta))

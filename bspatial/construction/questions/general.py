@@ -240,14 +240,15 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
     # Direction, object-relative: "From the viewpoint of {frame_idx}, where is {objA} relative to {objB}?"
     # Distractors are the directions false by the distractor margin (relations.false_directions): the
     # dominance rule alone let a second axis reach 2/3 of the answer's offset ("two options both true").
-    for a, b in itertools.permutations(visible, 2):
+    findable = [n for n in visible if record.findable(n) is None]   # what a question may name, not only offer
+    for a, b in itertools.permutations(findable, 2):
         answer = relations.camera_direction(objects[a].center, objects[b].center, T)
         if answer is not None:
             q = f"From the viewpoint of the image, where is the {label[a]} relative to the {label[b]}?"
             wrong = relations.false_directions(relations.camera_offsets(objects[a].center, objects[b].center, T), answer)
             add(four_options("direction", "object_relative", q, answer, wrong, rng), answer, object=a, reference=b)
     # Direction, robot-arm-relative: the arm's end-effector as the reference, camera perspective.
-    for a, arm in itertools.product(visible, arms):
+    for a, arm in itertools.product(findable, arms):
         answer = relations.camera_direction(objects[a].center, arms[arm], T)
         if answer is not None:
             q = f"From the viewpoint of the image, where is the {label[a]} relative to the robot's {arm} arm?"
@@ -257,7 +258,7 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
     storage = record.objects[ascene.storage.name]
     if storage.visible():
         noun = "bookcase" if ascene.storage.kind == "grid" else "shelf"
-        for a in visible:
+        for a in findable:
             cell = relations.locate_cell(objects[a].center, ascene.storage.cells)
             if cell is not None and objects[a].visible(answer=True):
                 q = f"From the viewpoint of the image, where is the {label[a]} located on the {noun}?"
@@ -265,7 +266,7 @@ def single_frame_candidates(record: FrameRecord, ascene: ActivityScene, frame_id
                     cells={k: list(v) for k, v in ascene.storage.cells.items()})
     # Distance to an object, to the camera, to an arm: "which object is the closest to {objA / camera / robot arm}?"
     references: list[tuple[str, str, Any, dict]] = [
-        ("object_relative", f"the {label[r]}", objects[r].center, {"reference": r}) for r in visible]
+        ("object_relative", f"the {label[r]}", objects[r].center, {"reference": r}) for r in findable]
     references.append(("camera_relative", "the camera", T[:3, 3], {"reference": "camera"}))
     references += [("robot_arm_relative", f"the robot's {arm} arm", p, {"reference": f"{arm}_arm"}) for arm, p in arms.items()]
     for subtype, phrase, point, meta in references:

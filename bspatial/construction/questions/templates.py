@@ -137,6 +137,14 @@ def _check_visible(record: FrameRecord, names, answer: str | None) -> None:
             raise Rejected(f"{n} covers {state.pixels} px (too few{' for the answer' if n == answer else ''})")
 
 
+def _check_findable(record: FrameRecord, names) -> None:
+    """Entities a question names (landmarks, references) must be findable, not slivers (:meth:`FrameRecord.findable`)."""
+    for n in names:
+        why = record.findable(n)
+        if why is not None:
+            raise Rejected(f"not findable: {why}")
+
+
 def _labels(instance: TaskInstance, record: FrameRecord, names, rng, numbers_from: int | None = None,
             noun: str | None = None, marked: bool = False) -> tuple[dict[str, str], tuple, tuple[str, ...]]:
     """Option text per object, the marks to draw (when categories repeat, or always with ``marked``), and the
@@ -211,8 +219,8 @@ def _distance(instance, record, rng) -> Question:
     _agree(instance, answer)
     _check_visible(record, names, answer)
     # The landmark the question names must be findable in the frame (measured: 8.1% of these items named
-    # a bottom cabinet or chair under 300 px).
-    _check_visible(record, [instance.reference], None)
+    # a bottom cabinet or chair under 300 px; then slivers at the frame's edge, chairs hidden by the table).
+    _check_findable(record, [instance.reference])
     if len(names) < N_OPTIONS:
         # Three candidates: the fourth option is another object visible in the frame that loses by the
         # margin (Section 3.3: distractors "drawn from the corresponding objects"), and every option is a
@@ -342,6 +350,7 @@ def _side(instance, goal, rng) -> Question:
     if answer in ("left", "right") and answer != instance.placement.side:
         raise ConstructionError(f"{instance.task} seed {instance.seed}: camera says {answer}, task {instance.placement.side}")
     _check_visible(goal, [moved.name, ref.name], moved.name)
+    _check_findable(goal, [moved.name, ref.name])
     _, ref_key = split_variant(instance.variant)
     q = (f"From the viewpoint of the image, where is the {display(moved.category)} relative to the "
          f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")

@@ -247,3 +247,25 @@ def test_marks_must_sit_on_their_object_and_hide_at_most_a_quarter():
 def test_marks_from_before_the_rule_are_not_checked():
     old = [[str(k), [100.0 * k + 15, 115.0]] for k in range(1, 5)]
     assert "marks_on_objects" not in item_checks(_marked(old))
+
+
+def _landmark(center_y, pixels, yaw=0.0):
+    """A reach_dice-style distance item whose landmark, a 0.4 m cube 2 m ahead of the camera (``CAMERA``: fx 600,
+    principal point 360, looking along +x), stands ``center_y`` to the side: at y = -1.1 its image spans
+    u = 600 * [0.9, 1.3] / 2 + 360 = [630, 750] at its centre's depth, so three quarters of it lie inside
+    the 720 px frame; at y = -1.3, [690, 810]: a quarter."""
+    row = _dice(["object 1", "object 2", "object 3", "object 4"],
+                {"object 1": "dice_0", "object 2": "dice_1", "object 3": "dice_2", "object 4": "pillow_0"},
+                ["1", "2", "3", "4"])
+    meta = json.loads(row["metadata"])
+    meta["objects"]["board_game_0"] = {**_obj("board_game", (2.0, center_y, 1.0), extents=(0.4, 0.4, 0.4),
+                                              pixels=pixels), "yaw": yaw}
+    return item_checks({**row, "metadata": json.dumps(meta)})
+
+
+def test_a_landmark_cut_by_the_frame_edge_or_hidden_breaks_named_visible():
+    # Its projected box is about 120 x 120 px (14,400 px; 0.4 m at 2 m, fx 600): 0.18 of it is about 2,600 px.
+    assert _landmark(-1.1, pixels=8000)["named_visible"] is True
+    assert _landmark(-1.3, pixels=8000)["named_visible"] is False       # a quarter in the frame: a sliver
+    assert _landmark(-1.1, pixels=1000)["named_visible"] is False       # in the frame, but mostly hidden
+    assert _landmark(0.0, pixels=3500)["named_visible"] is True         # all in, a quarter of its box visible
