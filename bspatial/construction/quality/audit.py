@@ -39,7 +39,13 @@ Rules (the dataset card states them):
 ``same_category``
     General size items compare objects of one category (Appendix 11.1). Task-grounded size items keep the
     task's Table S2 candidates ("food item", "toy" are mixed by definition; for the food items the
-    typical-size leak is ``mixed_category_prior`` below).
+    typical-size leak is ``current_view_scene``
+    Task-grounded navigation items: the current view (the last frame) shows the scene: walls cover at most
+    :data:`MAX_LAST_FRAME_WALL_SHARE` of it and furniture or objects at least
+    :data:`MIN_VIEW_CONTENT_SHARE` (shares measured on the
+    view's segmentation when it was rendered, recorded in the metadata). Records without them (builds before the
+    rule) are not checked.
+``mixed_category_prior`` below).
 ``last_frame_scene``
     Multi-frame items: walls cover at most :data:`MAX_LAST_FRAME_WALL_SHARE` of the last frame.
 ``mixed_category_prior``
@@ -72,7 +78,7 @@ import numpy as np
 
 from bspatial.catalog.thresholds import DIRECTION_DISTRACTOR_RATIO, DISTANCE_MARGIN, SIZE_MARGIN
 from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_ANSWER_PIXELS, MIN_ROOM_PIXELS, \
-    MIN_VISIBLE_PIXELS
+    MIN_VIEW_CONTENT_SHARE, MIN_VISIBLE_PIXELS
 from bspatial.construction.quality import priors
 from bspatial.construction.quality.report import QualityFailure
 from bspatial.world import relations
@@ -80,7 +86,7 @@ from bspatial.world import relations
 MAX_BREAK_SHARE_PCT = 1.0
 """The build fails if any rule is broken by more than 1% of a config's items."""
 RULES = ("options_real", "named_visible", "one_true", "fourth_option_movable", "marks_on_objects", "same_category",
-         "last_frame_scene", "mixed_category_prior")
+         "last_frame_scene", "current_view_scene", "mixed_category_prior")
 FINDABLE_IN_FRAME_SHARE = 0.45
 """A named entity has at least this share of its box in the frame (generator: 0.5)."""
 FINDABLE_VISIBLE_SHARE = 0.18
@@ -384,6 +390,11 @@ def item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
     setting, category = row["setting"], row["category"]
     if setting.startswith("multi_frame"):
         return _room_checks(row, meta, answer)
+    if setting == "task_navigation":
+        if "current_view_wall_share" not in meta:
+            return {}
+        return {"current_view_scene": meta["current_view_wall_share"] <= MAX_LAST_FRAME_WALL_SHARE
+                and meta["current_view_content_share"] >= MIN_VIEW_CONTENT_SHARE}
     if setting not in ("single_frame", "task_manipulation"):
         return {}
     out: dict[str, bool] = _marks_check(meta)

@@ -269,3 +269,17 @@ def test_a_landmark_cut_by_the_frame_edge_or_hidden_breaks_named_visible():
     assert _landmark(-1.3, pixels=8000)["named_visible"] is False       # a quarter in the frame: a sliver
     assert _landmark(-1.1, pixels=1000)["named_visible"] is False       # in the frame, but mostly hidden
     assert _landmark(0.0, pixels=3500)["named_visible"] is True         # all in, a quarter of its box visible
+
+
+def _navigation(walls, content):
+    meta = {"current_view_wall_share": walls, "current_view_content_share": content}
+    return _row("task_navigation", "direction", "robot_relative", "Where is the bar relative to the robot?",
+                ["front-left", "front-right", "back-left", "back-right"], "front-left", meta, task="move_to_bar")
+
+
+def test_a_navigation_view_of_walls_and_floor_alone_breaks_current_view_scene():
+    assert item_checks(_navigation(0.40, 0.12)) == {"current_view_scene": True}
+    assert item_checks(_navigation(0.34, 0.0)) == {"current_view_scene": False}    # a bare corner
+    assert item_checks(_navigation(0.75, 0.10)) == {"current_view_scene": False}   # a wall up close
+    assert item_checks(_row("task_navigation", "direction", "robot_relative", "Where is the bar?",
+                            ["front-left", "front-right", "back-left", "back-right"], "front-left", {})) == {}

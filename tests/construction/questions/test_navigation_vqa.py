@@ -82,3 +82,48 @@ def test_context_and_current_frames_render(sim_720):
     turned = nv.render_at(sim_720, (inst.robot.x, inst.robot.y, inst.robot.yaw + np.pi))
     assert current.shape == context[0].shape and not np.array_equal(current, turned)
     assert nv.jpeg_bytes(current)[:2] == b"\xff\xd8"
+
+
+def _content_share_by_hand(backend, scene, pose) -> float:
+    """Share of the view's pixels on objects of ``scene`` other than walls and floors (an independent count)."""
+    frame = nv.view_at(backend, pose)
+    structure = {o.name for o in scene.objects if o.category in ("walls", "floors", "ceilings")}
+    objects = {o.name for o in scene.objects} - structure
+    ids = [i for i, name in frame.id_to_name.items() if name in objects]
+    return float(np.isin(frame.segmentation, ids).mean())
+
+
+def test_current_views_of_a_bare_corner_are_not_asked(sim_720, tmp_path):
+    # move_to_garage's first spawn: 5 of its first 8 candidate views showed nothing but walls and floor (looked
+    # at: "a plain corner"). The built questions' current views all show furniture or objects.
+    (tmp_path / "images").mkdir()
+    lines = []
+
+    class Sink:
+        def write(self, text):
+            lines.append(text)
+
+    made = nv.write_navigation(sim_720, {"move_to_garage": 6}, 0, tmp_path, Sink())
+    assert made == {"move_to_garage": 6}
+    rows = [__import__("json").loads(line) for line in lines]
+    for row in rows:
+        meta = __import__("json").loads(row["metadata"])
+        inst, _ = navigation.sample_validated_instance(sim_720, "move_to_garage", meta["seed"])
+        sim_720.load(inst.scene)
+        share = _content_share_by_hand(sim_720, inst.scene, meta["pose"])
+        assert share >= nv.MIN_VIEW_CONTENT_SHARE, (row["id"], share)
+        assert meta["current_view_content_share"] == pytest.approx(share, abs=1e-3)
+
+
+def test_view_rule_rejects_walls_and_floor_alone(sim_720):
+    # Candidate views of move_to_garage's first spawn (looked at: bare corners at 0%, furniture in view above 10%).
+    draw = nv._seed(0, "move_to_garage", 0)
+    inst, _ = navigation.sample_validated_instance(sim_720, "move_to_garage", draw)
+    poses = [q.pose for q in nv.candidate_questions(sim_720, inst, np.random.default_rng(draw))[:12]]
+    sim_720.load(inst.scene)
+    by_hand = [_content_share_by_hand(sim_720, inst.scene, p) for p in poses]
+    assert min(by_hand) == 0.0 and max(by_hand) > 0.1
+    for pose, share in zip(poses, by_hand):
+        walls, content = nv.view_shares(nv.view_at(sim_720, pose), inst.scene)
+        assert content == pytest.approx(share, abs=1e-9)
+        assert nv.view_ok(walls, content) is (share >= 0.05 and walls <= 0.7)
