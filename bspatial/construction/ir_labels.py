@@ -10,7 +10,8 @@
 Section 3.3 ("Evaluation frame selection"): grounding keeps only frames whose answer region is
 visible. Reach: the target covers :data:`~bspatial.construction.items.frames.MIN_ANSWER_PIXELS`;
 placement: the task's free goal point projects into the image and scores ``correct`` against the
-region itself.
+region itself. The reference the instruction names (a landmark, a placement's reference object) must be
+findable (:meth:`~bspatial.construction.items.frames.FrameRecord.findable`), as in the VQA items.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bspatial.tasks.base import TaskInstance
 
 def ir_region(instance: TaskInstance, record: FrameRecord) -> dict:
     """The region spec (dict, JSON-ready) of ``instance`` on ``record``'s frame; raises Rejected."""
+    _check_reference_findable(instance, record)
     if instance.family in ("reach", "reach_base_proximity"):
         region = _reach(instance, record)
         return region.to_dict()
@@ -37,6 +39,22 @@ def ir_region(instance: TaskInstance, record: FrameRecord) -> dict:
         raise ValueError(f"task {instance.task!r} ({instance.family}) has no IR region")
     _check_goal_visible(instance, record, region)
     return region.to_dict()
+
+
+def named_reference(instance: TaskInstance) -> str | None:
+    """The object the instruction names besides its target (a distance reach's landmark, a directional placement's
+    reference), None when there is none. A container task's container is not one: the instructed compartment is
+    the region itself, checked in the frame by :func:`_check_goal_visible`."""
+    return None if instance.container is not None else instance.reference
+
+
+def _check_reference_findable(instance, record) -> None:
+    # The frontier VLM found the instruction's reference ("the bottom cabinet") outside the frame in 4 of 42
+    # sampled IR queries (issue 29): the VQA items' findable rule applies to IR too.
+    reference = named_reference(instance)
+    why = None if reference is None else record.findable(reference)
+    if why is not None:
+        raise Rejected(f"IR reference not findable: {why}")
 
 
 def _reach(instance, record) -> ReachRegion:
@@ -98,4 +116,4 @@ def _check_goal_visible(instance, record, region) -> None:
         raise Rejected(f"{instance.task}: the instructed placement region is not visible in the head frame")
 
 
-__all__ = ["ir_region", "goal_pixel", "region_from_dict"]
+__all__ = ["ir_region", "goal_pixel", "named_reference", "region_from_dict"]

@@ -231,11 +231,20 @@ def ir_row(instance, record, item_id: str, image: str, meta: dict) -> dict:
     Raises:
         Rejected: the frame fails a filter (:func:`~bspatial.construction.ir_labels.ir_region`).
     """
-    from bspatial.construction.ir_labels import ir_region
+    from bspatial.construction.ir_labels import ir_region, named_reference
 
     region = ir_region(instance, record)
+    # What the IR audit (bspatial.construction.quality.ir_audit) checks besides the region: the named reference's
+    # state and the camera (findable), the directional placement's goal point (in the frame).
+    audit: dict = {}
+    reference = named_reference(instance)
+    if reference is not None:
+        audit.update(reference=reference, objects={reference: record.objects[reference].to_dict()},
+                     camera=record.camera_dict())
+    if instance.countertop is not None:
+        audit["goal_point"] = [float(v) for v in instance.placement.goal_point]
     return IRRecord(item_id, instance.task, instance.instruction, image, region, variant=instance.variant,
-                    metadata={**meta, "target_center": record.objects[instance.target].center}).to_row()
+                    metadata={**meta, "target_center": record.objects[instance.target].center, **audit}).to_row()
 
 
 def _ask(sim: SimBackend, instance, record, goal, draw: int, decoys: bool = True):

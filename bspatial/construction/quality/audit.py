@@ -137,6 +137,9 @@ class RuleResult:
 @dataclass(frozen=True)
 class AuditReport:
     results: tuple[RuleResult, ...]
+    parts: tuple[tuple[str, str, str, str, int, int], ...] = ()
+    """(config, category, task or subtype, rule, checked, broken): where within a config a rule breaks. Reported
+    beside the per-config lines; the gate is per config and rule."""
 
     @property
     def ok(self) -> bool:
@@ -146,6 +149,13 @@ class AuditReport:
         lines = ["| config | rule | items checked | broken | broken % | check |", "|---|---|---|---|---|---|"]
         lines += [f"| {r.config} | {r.rule} | {r.applies} | {r.breaks} | {r.share_pct:.1f} | "
                   f"{'pass' if r.ok else 'FAIL'} |" for r in self.results]
+        return "\n".join(lines)
+
+    def parts_markdown(self) -> str:
+        lines = ["| config | category | task or subtype | rule | items checked | broken | broken % |",
+                 "|---|---|---|---|---|---|---|"]
+        lines += [f"| {c} | {cat} | {part} | {rule} | {n} | {b} | {100.0 * b / n if n else 0.0:.1f} |"
+                  for c, cat, part, rule, n, b in self.parts]
         return "\n".join(lines)
 
     def failures(self) -> str:
@@ -166,7 +176,7 @@ def _offsets(a, b, T_world_cam) -> dict[str, float]:
     return {"right": right, "left": -right, "front": front, "back": -front, "above": float(d[2]), "below": -float(d[2])}
 
 
-def _project(points, camera) -> tuple[np.ndarray, np.ndarray]:
+def project(points, camera) -> tuple[np.ndarray, np.ndarray]:
     """World points -> (pixel (u, v), depth) for the record's camera (OpenCV convention: z along the optical axis)."""
     T = np.asarray(camera["T_world_cam"], float)
     cam = (np.asarray(points, float) - T[:3, 3]) @ T[:3, :3]
@@ -180,7 +190,7 @@ def _project(points, camera) -> tuple[np.ndarray, np.ndarray]:
 _GRID9 = np.stack(np.meshgrid(*[np.linspace(-0.5, 0.5, 9)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
 
 
-def _findable(meta: Mapping, name: str) -> bool:
+def findable(meta: Mapping, name: str) -> bool:
     """``name`` is visible by the pixel threshold and, with a ``yaw`` recorded, findable (the rule's text above)."""
     from shapely.geometry import MultiPoint, box
 
@@ -192,7 +202,7 @@ def _findable(meta: Mapping, name: str) -> bool:
     c, s = np.cos(state["yaw"]), np.sin(state["yaw"])
     turn = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     points = np.asarray(state["center"], float) + (_GRID9 * np.asarray(state["extents"], float)) @ turn.T
-    uv, z = _project(points, meta["camera"])
+    uv, z = project(points, meta["camera"])
     K = np.asarray(meta["camera"]["K"], float)
     w, h = 2 * K[0, 2], 2 * K[1, 2]
     front = z > 1e-3
@@ -290,7 +300,7 @@ def _direction_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, boo
         ref = meta.get("reference")
         ref_point, ref_ok = (objects[ref]["center"], _pixels(meta, ref) >= MIN_VISIBLE_PIXELS) if ref in objects \
             else (None, False)
-    named = subject in objects and _findable(meta, subject) and ref_ok and (meta.get("arm") or _findable(meta, ref))
+    named = subject in objects and findable(meta, subject) and ref_ok and (meta.get("arm") or findable(meta, ref))
     if not named or ref_point is None:
         return {"named_visible": False, "one_true": False}
     offsets = _offsets(objects[subject]["center"], ref_point, meta["camera"]["T_world_cam"])
@@ -403,7 +413,7 @@ def item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
         if category == "distance":
             reference = meta.get("reference")
             if reference not in (None, "camera", "left_arm", "right_arm"):
-                out["named_visible"] = _findable(meta, reference)
+                out["named_visible"] = findable(meta, reference)
             out["one_true"] = out["options_real"] and _distance_true(row, meta, answer)
             if meta.get("candidates"):
                 out.update(_fourth_option_check(meta))
@@ -424,17 +434,24 @@ def audit(rows: Iterable[Mapping[str, Any]], config_of: Callable[[Mapping[str, A
     """Per (config, rule): the items checked and broken (``config_of`` as in the quality report)."""
     applies: dict[tuple[str, str], int] = defaultdict(int)
     broken: dict[tuple[str, str], list[str]] = defaultdict(list)
+    part_applies: dict[tuple[str, str, str, str], int] = defaultdict(int)
+    part_broken: dict[tuple[str, str, str, str], int] = defaultdict(int)
     for row in rows:
         config = config_of(row) if config_of else "all"
+        part = (config, row["category"], row.get("task") or row.get("subtype") or "")
         for rule, kept in item_checks(row).items():
             applies[config, rule] += 1
+            part_applies[(*part, rule)] += 1
             if not kept:
                 broken[config, rule].append(str(row["id"]))
+                part_broken[(*part, rule)] += 1
     limits = {"mixed_category_prior": {"limit_pct": 100.0 / len(LETTERS) + PRIOR_MARGIN_PCT, "min_items": PRIOR_MIN_ITEMS}}
     results = [RuleResult(config, rule, applies[config, rule], len(broken[config, rule]),
                           tuple(broken[config, rule][:max_examples]), **limits.get(rule, {}))
                for config, rule in sorted(applies, key=lambda k: (k[0], RULES.index(k[1])))]
-    return AuditReport(tuple(results))
+    parts = tuple((*key, n, part_broken[key]) for key, n in sorted(part_applies.items(),
+                                                                    key=lambda kv: (*kv[0][:3], RULES.index(kv[0][3]))))
+    return AuditReport(tuple(results), parts)
 
 
 def check(report: AuditReport) -> None:
@@ -444,4 +461,5 @@ def check(report: AuditReport) -> None:
                            f"{report.failures()}")
 
 
-__all__: Sequence[str] = ("AuditFailure", "AuditReport", "RuleResult", "audit", "check", "item_checks", "prior_picks")
+__all__: Sequence[str] = ("AuditFailure", "AuditReport", "RuleResult", "audit", "check", "findable", "item_checks",
+                          "prior_picks", "project")
