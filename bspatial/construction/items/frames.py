@@ -6,8 +6,8 @@ the projected 2D box, and the segmentation pixel count that decides visibility (
 Appendix 11: "visibility checks filter queried and candidate objects by their image pixel counts,
 with a stricter threshold for the ground-truth object").
 
-Placement tasks also get a *goal-state* frame: the same scene with the manipulated object resting at
-the task's free goal point, so direction / locate questions can ask where the object would be.
+Container placement tasks also get a *goal-state* frame: the same scene with the manipulated object resting
+in the instructed layer, so the locate question can ask where the object would be.
 """
 
 from __future__ import annotations

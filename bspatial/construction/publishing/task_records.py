@@ -196,7 +196,7 @@ def vqa_row(sim: SimBackend, instance, record, draw: int, item_id: str, image: s
     from bspatial.construction.items.frames import capture, goal_view_scene
     from bspatial.construction.items.marks import draw_marks
 
-    goal = capture(sim, goal_view_scene(instance)) if instance.placement is not None else None
+    goal = capture(sim, goal_view_scene(instance)) if instance.container is not None else None
     q, shown_initial = _ask(sim, instance, record, goal, draw, decoys)
     shown = goal if q.frame == "goal" else shown_initial
     rgb = draw_marks(shown.frame.rgb, q.marks) if q.marks else shown.frame.rgb

@@ -20,7 +20,8 @@ Rules (the dataset card states them):
     clear sliver or a hidden landmark breaks it, not the two estimates' difference). Walls, and records
     without ``yaw`` (builds before the rule): the pixel threshold only.
 ``one_true``
-    Exactly one option is true, every distractor false by a margin along its own axis: distance 15% and
+    Exactly one option is true (goal-spot items, :func:`_spot_checks`: the answer spot on the instructed side of
+    the reference, the others not), every distractor false by a margin along its own axis: distance 15% and
     size 10% relative (Appendix 11); direction, the distractor's own-axis offset at most
     :data:`~bspatial.catalog.thresholds.DIRECTION_DISTRACTOR_RATIO` of the answer's; room quadrants 15
     degrees off the axes.
@@ -32,7 +33,7 @@ Rules (the dataset card states them):
     this rule) are not checked.
 ``marks_on_objects``
     Items with numbered marks: every mark's anchor (the disc's centre, or the end of its leader line) lies inside
-    its object's visible 2D box, and the marks hide at most :data:`MAX_MARK_HIDDEN_SHARE` of the object's pixels
+    its object's visible 2D box (a goal spot's mark: on the spot's projection, within a pixel), and the marks hide at most :data:`MAX_MARK_HIDDEN_SHARE` of the object's pixels
     (the share measured on the drawn marks when the item was made,
     :mod:`~bspatial.construction.items.marks`). Records whose marks carry no anchor (builds before the rule)
     are not checked.
@@ -309,6 +310,25 @@ def _direction_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, boo
     return {"named_visible": True, "one_true": true}
 
 
+SPOT_MIN_OFFSET_M = 0.05
+"""A goal spot is on a side of the reference when it lies at least this far along the robot-right axis."""
+
+
+def _spot_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
+    """goal-spot items (direction / locate of the directional placement tasks): every option a drawn spot; the answer spot on the instructed side of the reference by
+    :data:`SPOT_MIN_OFFSET_M`, every other spot not on it (its offset that way at most the distractor ratio of the
+    answer's); the reference findable."""
+    spots, marks = meta["spots"], {str(m[3]) for m in meta.get("marks") or [] if len(m) >= 4}
+    right = np.asarray(meta["right_axis"], float)
+    sign = 1.0 if meta["side"] == "right" else -1.0
+    toward = {t: sign * float(np.dot(np.asarray(p[:2], float) - np.asarray(meta["reference_center"], float), right))
+              for t, p in spots.items()}
+    real = set(row["options"]) <= set(spots) and set(row["options"]) <= marks
+    true = real and toward[answer] >= SPOT_MIN_OFFSET_M and all(
+        toward[t] <= DIRECTION_DISTRACTOR_RATIO * toward[answer] for t in row["options"] if t != answer)
+    return {"options_real": real, "named_visible": findable(meta, meta["reference"]), "one_true": true}
+
+
 def _room_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
     pixels = meta.get("room_pixels") or {}
     out = {"last_frame_scene": meta.get("last_frame_wall_share", 1.0) <= MAX_LAST_FRAME_WALL_SHARE}
@@ -377,8 +397,13 @@ def _marks_check(meta: Mapping) -> dict[str, bool]:
     if not marks or any(len(m) < 5 for m in marks):
         return {}   # no marks, or a record from before the rule
 
+    spots = meta.get("spots") or {}
+
     def on_object(mark) -> bool:
         _, _, (u, v), name, hidden = mark
+        if name in spots:   # a spot on the counter (goal-spot items): the mark sits on the spot's projection
+            uv, z = project(np.asarray(spots[name], float)[None], meta["camera"])
+            return bool(z[0] > 0 and abs(uv[0, 0] - u) <= 1.0 and abs(uv[0, 1] - v) <= 1.0)
         box = (objects.get(name) or {}).get("box2d")
         return box is not None and box[0] <= u < box[2] and box[1] <= v < box[3] \
             and hidden is not None and hidden <= MAX_MARK_HIDDEN_SHARE
@@ -424,6 +449,8 @@ def item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
                 out["same_category"] = len({(meta["objects"].get(n) or {}).get("category") for n in names}) == 1
             elif row.get("task") in MIXED_CATEGORY_TASKS:
                 out.update(_prior_check(row, meta, answer))
+    elif "spots" in meta:
+        out.update(_spot_checks(row, meta, answer))
     elif category == "direction" and row["subtype"] in ("object_relative", "robot_arm_relative"):
         out.update(_direction_checks(row, meta, answer))
     return out

@@ -13,7 +13,7 @@ distance       distance / object_rel. which object is the {closest to|farthest f
 ordinal        direction / ordinal    which tool is the {relation} on the countertop?
 locate (grid)  direction / locate     where is the marked hardback book located on the bookcase?
 locate (layer) direction / locate     where is the {object} located in the {container}? (goal state)
-direction      direction / object_rel where is the {object} relative to the {ref}? (goal state)
+direction      direction / locate     Task: {instruction} which marked spot is where the {object} should be placed?
 =============  =====================  ============================================================
 
 Distractors come from the candidate objects (object answers) or the relation's answer space (cells,
@@ -24,8 +24,9 @@ visible object that loses by the distance margin (when the frame has none, the b
 candidates' category, :mod:`~bspatial.construction.questions.decoys`), and all four options are then numbered marks
 ("object 1".."object 4"); direction distractors are false by the direction margin
 (:func:`bspatial.world.relations.false_directions`); the landmark a question names is visible. No option
-is offered that a text-only guesser could rule out as never right: a side question always offers both
-sides, a layer question the task's other answerable layers (:mod:`bspatial.construction.quality.report`).
+is offered that a text-only guesser could rule out as never right: a layer question offers the task's other
+answerable layers (:mod:`bspatial.construction.quality.report`); a directional placement's spots are numbered in
+seeded order (the goal, its mirror on the other side, two on the reference's front-back line: :func:`_spots`).
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def task_question(instance: TaskInstance, record: FrameRecord, goal: FrameRecord
     if instance.category == "locate":
         return _layer(instance, _need(goal), rng) if instance.container is not None else _grid(instance, record, rng)
     if instance.category == "direction":
-        return _side(instance, _need(goal), rng)
+        return _spots(instance, record, rng)
     raise ValueError(f"task {instance.task!r} has category {instance.category!r} with no manipulation template")
 
 
@@ -342,28 +343,65 @@ def _layer(instance, goal, rng) -> Question:
                    metadata={"object": moved.name, "bottom_height": bottom, "bands": np.asarray(bands).tolist()})
 
 
-def _side(instance, goal, rng) -> Question:
-    moved, ref = goal.objects[instance.manipulated], goal.objects[instance.reference]
-    answer = relations.camera_direction(moved.center, ref.center, goal.frame.T_world_cam)
-    if answer is None:
-        raise Rejected("direction ambiguous from the camera's viewpoint")
-    if answer in ("left", "right") and answer != instance.placement.side:
-        raise ConstructionError(f"{instance.task} seed {instance.seed}: camera says {answer}, task {instance.placement.side}")
-    _check_visible(goal, [moved.name, ref.name], moved.name)
-    _check_findable(goal, [moved.name, ref.name])
-    _, ref_key = split_variant(instance.variant)
-    q = (f"From the viewpoint of the image, where is the {display(moved.category)} relative to the "
-         f"{DISPLAY_NAMES.get(ref_key, ref_key)}?")
-    # The opposite side is always offered: the tasks only place left or right, so a question offering one
-    # of them beside three other directions would give its answer away to a text-only guesser. The other
-    # distractors are directions false by the distractor margin (relations.false_directions).
-    wrong = relations.false_directions(relations.camera_offsets(moved.center, ref.center, goal.frame.T_world_cam), answer)
-    opposite = {"left": "right", "right": "left"}.get(answer)
-    others = [d for d in wrong if d != opposite]
-    distractors = [opposite, *(others[i] for i in rng.choice(len(others), N_OPTIONS - 2, replace=False))] if opposite \
-        else wrong
-    return _finish("direction", "object_relative", q, answer, distractors, rng, frame="goal",
-                   metadata={"object": moved.name, "reference": ref.name})
+SPOT_SIDE_OFFSET_M = 0.12
+"""The distractor spots in front of and behind the reference: this far from its centre along the robot's forward
+axis (on the counter, on or next to the reference; clearly neither left nor right of it)."""
+SPOT_CLEARANCE_PX = 2 * MARK_RADIUS_PX + 4
+"""Two spots' discs keep this far apart (centre to centre) in the frame."""
+
+
+def goal_spots(instance: TaskInstance) -> dict[str, np.ndarray]:
+    """The four candidate spots of a directional placement's goal question (world points on the countertop): the
+    task's goal point (``goal``), its mirror across the reference (``mirror``, the other side), and the points
+    :data:`SPOT_SIDE_OFFSET_M` in front of and behind the reference's centre (``front``, ``back``)."""
+    geo = instance.countertop
+    goal = np.asarray(instance.placement.goal_point, float)
+    right = np.asarray(geo.right_axis, float)
+    forward = np.array([-right[1], right[0]])          # robot-right turned a quarter left: away from the robot
+    center = np.asarray(geo.reference_center, float)
+    lateral = float(np.dot(goal[:2] - center, right))
+    z = float(geo.plane_height) + 0.002
+    spots = {"goal": goal, "mirror": np.r_[goal[:2] - 2 * lateral * right, goal[2]]}
+    for name, sign in (("back", 1.0), ("front", -1.0)):
+        spots[name] = np.r_[center + sign * SPOT_SIDE_OFFSET_M * forward, z]
+    return spots
+
+
+def _spots(instance, record, rng) -> Question:
+    """Which of four numbered spots on the counter is where the object goes (directional placement tasks).
+
+    The goal state asked relative to the task's reference ("where is the knife relative to the cutting board?")
+    has the instructed side as its answer, left or right, always: a text-only guesser picking between the two
+    horizontal options scored 50% on each placement task of the paper build (issue 29), and other objects on a
+    counter lie beside the goal too. Four numbered spots (the goal, its mirror on the other side, and two on the
+    reference's front-back line) in seeded order leave the text nothing: the image decides which one is left of
+    the reference."""
+    moved = record.objects[instance.manipulated]
+    _check_visible(record, [moved.name], None)
+    _check_findable(record, [instance.reference])
+    spots = goal_spots(instance)
+    names = list(spots)
+    uv, z = record.frame.project(np.stack([spots[n] for n in names]))
+    w, h = record.image_size
+    r = MARK_RADIUS_PX + 2
+    if (z <= 0).any() or (uv[:, 0] < r).any() or (uv[:, 0] >= w - r).any() or (uv[:, 1] < r).any() \
+            or (uv[:, 1] >= h - r).any():
+        raise Rejected("a goal spot projects outside the frame")
+    if min(np.hypot(*(uv[i] - uv[j])) for i in range(4) for j in range(i)) < SPOT_CLEARANCE_PX:
+        raise Rejected("two goal spots' marks would overlap")
+    numbers = rng.permutation(len(names)) + 1
+    label = {n: f"spot {k}" for n, k in zip(names, numbers)}
+    marks = tuple(Mark(str(k), label[n], (int(round(p[0])), int(round(p[1]))), (int(round(p[0])), int(round(p[1]))))
+                  for n, k, p in zip(names, numbers, uv))
+    noun = display(moved.category)
+    q = f"Task: {instance.instruction} Which marked spot is where the {noun} should be placed?"
+    geo = instance.countertop
+    return _finish("direction", "locate", q, label["goal"], [label[n] for n in names if n != "goal"], rng,
+                   marks=marks, metadata={"spots": {label[n]: [float(v) for v in spots[n]] for n in names},
+                                          "reference": instance.reference,
+                                          "reference_center": [float(v) for v in geo.reference_center],
+                                          "right_axis": [float(v) for v in geo.right_axis],
+                                          "side": geo.instructed_side})
 
 
 def _agree(instance, answer: str) -> None:

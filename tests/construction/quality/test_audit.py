@@ -283,3 +283,27 @@ def test_a_navigation_view_of_walls_and_floor_alone_breaks_current_view_scene():
     assert item_checks(_navigation(0.75, 0.10)) == {"current_view_scene": False}   # a wall up close
     assert item_checks(_row("task_navigation", "direction", "robot_relative", "Where is the bar?",
                             ["front-left", "front-right", "back-left", "back-right"], "front-left", {})) == {}
+
+
+def _spots(spot_ys, answer="spot 1", side="left"):
+    """A goal-spot item: spots on a counter 2 m ahead (x = 2, z = 0.9), the reference at y = 0, robot-right = -y."""
+    spots = {f"spot {k}": [2.0, y, 0.9] for k, y in enumerate(spot_ys, start=1)}
+    marks = []
+    for label, point in spots.items():
+        u, v = 360 + 600 * -point[1] / 2.0, 360 + 600 * 0.1 / 2.0
+        marks.append([label[-1], [u, v], [u, v], label, None])
+    meta = {"spots": spots, "marks": marks, "reference": "board_0", "reference_center": [2.0, 0.0],
+            "right_axis": [0.0, -1.0], "side": side, "camera": CAMERA,
+            "objects": {"board_0": {**_obj("cutting_board", (2.0, 0.0, 0.9), extents=(0.3, 0.4, 0.02), pixels=9000),
+                                    "yaw": 0.0}}}
+    return _row("task_manipulation", "direction", "locate", "Which marked spot is where the knife should be placed?",
+                list(spots), answer, meta, task="place_carving_knife")
+
+
+def test_a_goal_spot_item_needs_its_answer_alone_on_the_instructed_side():
+    # Left is +y here: spot 1 at y = 0.3 is left, spot 2 at -0.3 right, spots 3 and 4 on the reference's line.
+    fine = item_checks(_spots([0.3, -0.3, 0.0, 0.0]))
+    assert fine == {"marks_on_objects": True, "options_real": True, "named_visible": True, "one_true": True}
+    assert item_checks(_spots([0.3, 0.25, 0.0, 0.0]))["one_true"] is False      # spot 2 is left too
+    assert item_checks(_spots([0.3, -0.3, 0.0, 0.0], side="right"))["one_true"] is False   # the answer is not right
+    assert item_checks(_spots([0.02, -0.3, 0.0, 0.0]))["one_true"] is False     # 2 cm: on neither side

@@ -65,3 +65,17 @@ def test_marks_sit_on_their_objects_and_change_at_most_a_quarter_of_their_pixels
             mask = record.mask(mark.name)
             assert mask[mark.anchor[1], mark.anchor[0]], f"mark {mark.label} is not on {mark.name}"
             assert (changed & mask).sum() / mask.sum() <= 0.25, f"mark {mark.label} hides too much of {mark.name}"
+
+
+def test_directional_placement_asks_which_numbered_spot_and_its_answer_lies_on_the_instructed_side(sim):
+    # Issue 29: asked relative to the task's reference the answer was the instructed side, left or right, always.
+    for variant in ("left/cutting board", "right/cutting board"):
+        instance, record, q = _first_question(sim, "place_carving_knife", variant)
+        assert sorted(q.options) == [f"spot {k}" for k in range(1, 5)] and q.subtype == "locate"
+        spots = q.metadata["spots"]
+        uv, _ = record.frame.project(np.array([spots[t] for t in q.options]))
+        ref_u = record.objects[instance.reference].box2d
+        middle = (ref_u[0] + ref_u[2]) / 2
+        answer_u = uv[q.options.index(q.answer_text), 0]
+        assert (answer_u < middle) if variant.startswith("left") else (answer_u > middle)
+        assert {m.label for m in q.marks} == {"1", "2", "3", "4"}
