@@ -32,8 +32,8 @@ from bspatial.catalog.schema import ACTION_SLICES, ARMS, CAMERAS, CONSTRUCTION_F
 from bspatial.sim.backend import (BoundingBox, CameraFrame, Contact, IKResult, ObjectPose, RobotState, StepResult,
                                   check_action)
 from bspatial.scoring.geometry import intrinsics_from_fovy
-from bspatial.sim.render import HIDDEN_GROUP, SegmentationRenderer, camera_to_world, gl_context_class
-from bspatial.world.spec import ObjectSpec, Part, SceneSpec, Texture
+from bspatial.sim.render import CEILING_GROUP, HIDDEN_GROUP, SegmentationRenderer, camera_to_world, gl_context_class
+from bspatial.world.spec import Ceiling, ObjectSpec, Part, SceneSpec, Texture
 from bspatial.world.assets import dressed_parts
 
 logger = logging.getLogger(__name__)
@@ -52,6 +52,14 @@ PRIMITIVE_SLICES, PRIMITIVE_STACKS = 16, 8
 FLOOR_GRID = 1.0                # m between the floor plane's render grid lines: a fine grid (0.05) costs ~6 ms a pass on llvmpipe
 FLOOR_INSTANCE, FLOOR_NAME, ROBOT_NAME = 0, "floor", "robot"
 _SCENE_COLLISION = (1, 3)       # contype, conaffinity of scene geoms (robot geoms are (2, 1))
+CEILING_BODY = "ceilings"       # the static body of the rooms' ceilings, built last (every other id stays as it was)
+CEILING_THICKNESS = 0.05        # m of slab above the ceiling's underside
+FIXTURE_THICKNESS = 0.03        # m: a ceiling light's disc hangs this far below the ceiling
+# OpenGL's fixed pipeline has no bounce light: a ceiling's underside faces away from every downward light and
+# would be lit by the camera's headlight alone, a dull grey. A real ceiling is lit by the light its room's floor
+# and walls reflect; this much emission stands in for it (a white ceiling renders about as bright as the walls).
+CEILING_EMISSION = 0.25
+FIXTURE_EMISSION = 1.0          # the fixture glows white whatever lights it
 
 _BAD_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                  mujoco.mjtWarning.mjWARN_BADQACC)
@@ -217,7 +225,39 @@ class MujocoBackend:
                                           objtype=mujoco.mjtObj.mjOBJ_BODY, active=False,
                                           name1=f"{robot_mod.PREFIX}{side}_hand", name2=obj.name,
                                           solref=[0.01, 1.0])
+        if scene.ceilings:
+            self._add_ceilings(spec, scene.ceilings)
         return spec
+
+    def _add_ceilings(self, spec: mujoco.MjSpec, ceilings: tuple[Ceiling, ...]) -> None:
+        """The ceilings (:class:`~bspatial.world.spec.Ceiling`) as geoms of one static body added after everything
+        else, in :data:`~bspatial.sim.render.CEILING_GROUP`: no contacts (contype = conaffinity = 0), no shadows, no
+        mass that matters (the body has no joint). Who sees them is decided by the renderer."""
+        body = spec.worldbody.add_body(name=CEILING_BODY)
+        slab_material = self._plain_material(spec, "ceiling", CEILING_EMISSION)
+        fixture_material = self._plain_material(spec, "ceiling_light", FIXTURE_EMISSION)
+        for i, ceiling in enumerate(ceilings):
+            x0, x1, y0, y1 = ceiling.bounds
+            geoms = [body.add_geom(name=f"ceiling/{i}", type=mujoco.mjtGeom.mjGEOM_BOX,
+                                   size=[(x1 - x0) / 2, (y1 - y0) / 2, CEILING_THICKNESS / 2],
+                                   pos=[(x0 + x1) / 2, (y0 + y1) / 2, ceiling.height + CEILING_THICKNESS / 2],
+                                   rgba=list(ceiling.rgba), material=slab_material)]
+            geoms += [body.add_geom(name=f"ceiling/{i}/light_{j}", type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                                    size=[ceiling.light_radius, FIXTURE_THICKNESS / 2, 0.0],
+                                    pos=[x, y, ceiling.height - FIXTURE_THICKNESS / 2], rgba=[1.0, 1.0, 1.0, 1.0],
+                                    material=fixture_material)
+                      for j, (x, y) in enumerate(ceiling.lights)]
+            for geom in geoms:
+                geom.group = CEILING_GROUP
+                geom.contype = geom.conaffinity = 0
+                geom.castshadow = False
+
+    def _plain_material(self, spec: mujoco.MjSpec, name: str, emission: float) -> str:
+        """An untextured material that glows by ``emission`` and has no highlight (one shade over a flat face)."""
+        material = spec.add_material(name=f"mat/{name}")
+        material.emission = emission
+        material.specular = material.shininess = material.reflectance = 0.0
+        return material.name
 
     def _material(self, spec: mujoco.MjSpec, texture: Texture) -> str:
         if texture.name not in self._textures:

@@ -31,6 +31,16 @@ so segmentation (and the visibility filters and IR labels built on it) sees the 
 collider. MuJoCo's default ``MjvOption`` also draws groups 0-2 only, so ``mujoco.Renderer`` and the
 viewer hide the colliders the same way."""
 
+CEILING_GROUP = 4
+"""Geom group of the rooms' ceilings and their light fixtures (:class:`bspatial.world.spec.Ceiling`).
+
+The one place that decides who sees a ceiling is :meth:`SegmentationRenderer.render`: a camera below the
+lowest ceiling's underside (a head, wrist or room camera) sees the ceilings; a camera at or above it (the
+scenes' ``top`` cameras, the navigation maps, any view over the walls) does not, and sees the rooms as it did
+before there were ceilings. The ceilings collide with nothing and cast no shadow (``geom_castshadow`` 0: the
+sun above them still lights the rooms), and their body is no object, so segmentation labels them background.
+``mujoco.Renderer`` and the viewer leave group 4 off by default (a viewer user can switch it on)."""
+
 
 def gl_context_class() -> type:
     """MuJoCo's GL context class, or a headless one when mujoco defaulted to GLFW without a display.
@@ -105,6 +115,10 @@ class SegmentationRenderer:
         self.scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom + 100))
         self.option = mujoco.MjvOption()
         self.option.geomgroup[HIDDEN_GROUP] = 0
+        # The ceilings' slabs (boxes; their fixtures hang below them): how high their undersides are decides which
+        # cameras see them (CEILING_GROUP).
+        self._ceiling_slabs = np.flatnonzero((model.geom_group == CEILING_GROUP)
+                                             & (model.geom_type == int(mujoco.mjtGeom.mjGEOM_BOX)))
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         extent = model.stat.extent
@@ -128,6 +142,7 @@ class SegmentationRenderer:
                              f"got {width}x{height}")
         self._gl.make_current()
         self.camera.fixedcamid = camera_id
+        self.option.geomgroup[CEILING_GROUP] = self._below_ceilings(data, camera_id)
         scene, flags = self.scene, self.scene.flags
         mujoco.mjv_updateScene(self.model, data, self.option, None, self.camera,
                                mujoco.mjtCatBit.mjCAT_ALL.value, scene)
@@ -151,6 +166,14 @@ class SegmentationRenderer:
         depth = linearize_depth(depth_buf[::-1], self.near, self.far).astype(np.float32)
         depth[seg == BACKGROUND] = 0.0
         return np.ascontiguousarray(rgb[::-1]), depth, seg
+
+    def _below_ceilings(self, data: mujoco.MjData, camera_id: int) -> bool:
+        """Whether camera ``camera_id`` is below the lowest ceiling's underside (see :data:`CEILING_GROUP`)."""
+        slabs = self._ceiling_slabs
+        if not slabs.size:
+            return False
+        underside = float(np.min(data.geom_xpos[slabs, 2] - self.model.geom_size[slabs, 2]))
+        return bool(data.cam_xpos[camera_id, 2] < underside)
 
     def _instances(self, seg_rgb: np.ndarray) -> np.ndarray:
         """Decode IDCOLOR pixels (segid + 1, 0 = background) to instance ids via the scene geoms."""

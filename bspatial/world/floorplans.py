@@ -18,6 +18,9 @@ Plans (names are ``FLOORPLANS`` keys):
 * ``restaurant_diner``: dining hall (corner booth, two wall booths, tables, bar with stools) and kitchen
   (commercial sink, ovens, prep island) -- corner booth, bar, kitchen sink, oven.
 
+Every plan has ceilings (:func:`plan_ceilings`) with a light fixture over each room's middle; the top camera,
+above them, does not see them.
+
 Example:
     >>> plan = get_floorplan("restaurant_diner")
     >>> sorted(plan.destinations)
@@ -41,8 +44,8 @@ import numpy as np
 from bspatial.catalog.robot import BASE_RADIUS_M
 from bspatial.common.registry import lookup
 from bspatial.world.furniture import (DEFAULT_LIGHTS, TOP_CAMERA, WALL_HEIGHT, WALL_THICKNESS, bed, bookcase, coffee_table,
-                                 countertop, fridge, sofa, straight_chair, table)
-from bspatial.world.spec import CameraSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Texture
+                                 countertop, fridge, room_ceiling, sofa, straight_chair, table)
+from bspatial.world.spec import CameraSpec, Ceiling, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Texture
 from bspatial.world.textures import fabric_texture, plank_floor_texture, rgba, tile_texture, wood_texture
 
 GRID_RESOLUTION_M = 0.10
@@ -500,6 +503,26 @@ def kitchen_table(name: str, xy, size=(1.2, 0.8), *, rgb=(160, 115, 70), seed: i
             straight_chair(f"{name}_chair_1", (xy[0], xy[1] - dy), yaw=-math.pi / 2)]
 
 
+def plan_ceilings(rooms) -> tuple[Ceiling, ...]:
+    """A ceiling over every room with a light fixture over its middle, and a plain one over each part of the plan's
+    outer rectangle that no room covers (the outer walls enclose it, so a camera looking in sees under it).
+
+    Example:
+        >>> rooms = (RoomRegion("a", "living_room", (-4.0, 4.0, -3.0, 3.0)),
+        ...          RoomRegion("b", "corridor", (-4.0, 0.0, -5.0, -3.0)))
+        >>> [(c.bounds, c.lights) for c in plan_ceilings(rooms)][2]
+        ((-0.05, 4.05, -5.05, -2.95), ())
+    """
+    out = [room_ceiling(r.bounds, lights=(r.center,)) for r in rooms]
+    xs = sorted({v for r in rooms for v in r.bounds[:2]})
+    ys = sorted({v for r in rooms for v in r.bounds[2:]})
+    for x0, x1 in zip(xs, xs[1:]):
+        for y0, y1 in zip(ys, ys[1:]):
+            if not any(r.contains(((x0 + x1) / 2, (y0 + y1) / 2)) for r in rooms):
+                out.append(room_ceiling((x0, x1, y0, y1)))
+    return tuple(out)
+
+
 # ----------------------------------------------------------------------------- the five plans
 
 
@@ -516,7 +539,8 @@ def _scene(name: str, rooms, floor_styles, wall_objects, furniture) -> SceneSpec
     return SceneSpec(name=name, objects=outer + tuple(wall_objects) + floors + tuple(furniture), lights=DEFAULT_LIGHTS,
                      cameras=(CameraSpec(TOP_CAMERA, (cx, cy, height), (cx, cy + 1e-3, 0.0)),),
                      robot=RobotSpawn(*rooms[0].center), floor_size=(span, span),
-                     floor_texture=tile_texture("floor_outside", base=(120, 130, 110), grout=(110, 120, 100)))
+                     floor_texture=tile_texture("floor_outside", base=(120, 130, 110), grout=(110, 120, 100)),
+                     ceilings=plan_ceilings(rooms))
 
 
 def _plan(name, title, rooms, styles, doorways, wall_objects, furniture, destinations, tour) -> FloorPlan:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bspatial.world.spec import (CameraSpec, LightSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec, Surface,
-                               Texture, table_object)
+from bspatial.world.spec import (CameraSpec, Ceiling, LightSpec, ObjectSpec, Part, Pose, RobotSpawn, SceneSpec,
+                               Surface, Texture, table_object)
 from bspatial.world.textures import fabric_texture, plank_floor_texture, rgba, tile_texture, wood_texture
 
 WALL_HEIGHT = 2.4          # m, household ceiling height
@@ -72,15 +72,35 @@ class Room:
         return np.array(point), np.array(normal)
 
 
+def room_ceiling(bounds, lights=()) -> Ceiling:
+    """The ceiling of a room whose walls stand on ``bounds`` (x0, x1, y0, y1: inner faces, or the centre lines of
+    walls it shares), at :data:`WALL_HEIGHT` (on the walls' tops), with a light fixture at each of ``lights`` (xy).
+
+    It reaches half a wall thickness past ``bounds``: neighbouring ceilings meet over their shared wall and
+    none leaves a crack along an outer wall. Where two overlap they lie in one plane with one colour and (no
+    light reaches a ceiling's underside but the camera's headlight) one shade, so the overlap does not show.
+
+    Example:
+        >>> room_ceiling((0.0, 4.0, 0.0, 3.0), lights=((2.0, 1.5),)).bounds
+        (-0.05, 4.05, -0.05, 3.05)
+    """
+    x0, x1, y0, y1 = bounds
+    reach = WALL_THICKNESS / 2
+    return Ceiling((x0 - reach, x1 + reach, y0 - reach, y1 + reach), WALL_HEIGHT, lights=tuple(lights))
+
+
 def make_scene(name: str, objects, *, room: Room = Room(), surfaces=(), robot: RobotSpawn | None = None,
                top_center=(1.0, 0.0)) -> SceneSpec:
-    """A scene in ``room``: walls, plank floor, the CPU light rig and a top-down camera named ``top``."""
+    """A scene in ``room``: walls, plank floor, a ceiling with a light fixture over the room's middle, the CPU light
+    rig and a top-down camera named ``top`` (above the ceiling, which it does not see)."""
+    bounds = (room.x_min, room.x_max, room.y_min, room.y_max)
+    middle = ((room.x_min + room.x_max) / 2, (room.y_min + room.y_max) / 2)
     return SceneSpec(
         name=name, objects=tuple(room.wall_objects()) + tuple(objects), surfaces=tuple(surfaces),
         cameras=(CameraSpec(TOP_CAMERA, (top_center[0], top_center[1], TOP_CAMERA_HEIGHT), (top_center[0], top_center[1], 0.0)),),
         lights=DEFAULT_LIGHTS, robot=robot if robot is not None else RobotSpawn(),
         floor_size=(2 * max(abs(room.x_min), abs(room.x_max)) + 2, 2 * max(abs(room.y_min), abs(room.y_max)) + 2),
-        floor_texture=plank_floor_texture("floor_planks"))
+        floor_texture=plank_floor_texture("floor_planks"), ceilings=(room_ceiling(bounds, lights=(middle,)),))
 
 
 def rect_polygon(x0: float, x1: float, y0: float, y1: float) -> np.ndarray:

@@ -8,7 +8,10 @@ Each of the nine home room types the 49 activities use (bddl ``inroom`` types, t
 * floor and wall materials of its own (:func:`room_materials`): tiles in bathrooms and kitchens, carpet in
   bedrooms, bright carpet and paint in a child's room, concrete in a garage...; two rooms of one type in
   one apartment get different entries of the type's palette;
-* a ceiling light (:func:`room_lights`: one downward spot per room plus the shadow-casting sun).
+* a realistic floor-area range (:data:`AREA_RANGE_M2`: bathrooms small, bedrooms medium, living rooms large),
+  by which the apartments give their rectangles to room types (:mod:`bspatial.world.apartments`);
+* a ceiling light (:func:`room_lights`: one downward spot per room plus the shadow-casting sun) under a ceiling
+  with the light's fixture (:func:`room_ceilings`).
 
 :func:`furnish` places a room's pieces against its walls (backs to the wall) or free-standing, by seeded
 rejection sampling that keeps clear of doorways, of the walk lines between doors and the room centre
@@ -36,9 +39,9 @@ import numpy as np
 from bspatial.world import fixtures as fx
 from bspatial.world.floorplans import (ROBOT_RADIUS_M, RoomRegion, bathtub, car, connected_to, garage_door, oven, part_footprints,
                                       pedestal_sink, shelf, toilet, toy_box)
-from bspatial.world.furniture import WALL_HEIGHT, WALL_THICKNESS, bookcase, coffee_table, countertop, sofa
+from bspatial.world.furniture import WALL_HEIGHT, WALL_THICKNESS, bookcase, coffee_table, countertop, room_ceiling, sofa
 from bspatial.world.objects import closed_fridge
-from bspatial.world.spec import LightSpec, ObjectSpec, Part, Pose, SceneSpec, Texture
+from bspatial.world.spec import Ceiling, LightSpec, ObjectSpec, Part, Pose, SceneSpec, Texture
 from bspatial.world.textures import RGB, fabric_texture, plank_floor_texture, rgba, tile_texture
 
 Rect = tuple[float, float, float, float]
@@ -137,6 +140,41 @@ ROOM_TYPES: Mapping[str, RoomType] = MappingProxyType({t.kind: t for t in (
 """The nine home room types (the activities' bddl ``inroom`` types)."""
 del F, W
 
+AREA_RANGE_M2: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "bathroom": (4.0, 12.0), "utility_room": (4.0, 12.0), "private_office": (8.0, 16.0), "childs_room": (9.0, 16.0),
+    "bedroom": (10.0, 20.0), "kitchen": (12.0, 30.0), "dining_room": (12.0, 30.0), "living_room": (14.0, 35.0),
+    "garage": (14.0, 40.0)})
+"""Floor area (m^2, low to high) a room of each type has in a home; estimates from common North-American and
+European figures (1 sq ft = 0.0929 m^2), consistent with the typical areas the data-quality report's blind
+baseline knows (``construction.quality.priors.TYPICAL_ROOM_AREA_M2``: bathroom 5, utility room 6, office 10,
+child's room 11, bedroom 14, kitchen and dining room 15, living room 28, garage 37):
+
+=================  =========  ======================================================================================
+type               m^2        reason
+=================  =========  ======================================================================================
+bathroom           4 - 12     a 5 x 8 ft full bathroom (3.7) to a 3 x 4 m primary bathroom
+utility_room       4 - 12     a 2 x 2 m laundry to a 3 x 4 m laundry and mud room
+private_office     8 - 16     a 9 x 10 ft spare room (8.4) to a 4 x 4 m study
+childs_room        9 - 16     a 10 x 10 ft secondary bedroom (9.3) to 12 x 14 ft (15.6)
+bedroom            10 - 20    a secondary bedroom, 11 x 12 ft (12.3), to a 14 x 16 ft primary bedroom (20.8)
+kitchen            12 - 30    a galley or L kitchen (about 130 sq ft) to an open eat-in kitchen (about 320 sq ft)
+dining_room        12 - 30    12 x 12 ft (13.4) for four to 14 x 20 ft (26) for a large table, or open plan
+living_room        14 - 35    a 12 x 12 ft flat's living room (13.4) to an 18 x 20 ft great room (33)
+garage             14 - 40    a European single garage, 2.5 x 5.5 m (13.8), to a 20 x 22 ft two-car garage (41)
+=================  =========  ======================================================================================
+
+The large types (kitchen, dining room, living room, garage) overlap on purpose, as homes do: which of them is an
+apartment's largest room is not decided by type, so a size question is not answered by typical areas alone
+(multi-frame "which room has the largest area?", Appendix 11). The apartments' rooms are at least 3 m on a side
+(``apartments.MIN_ROOM_SIDE_M``), so no room there is below 9 m^2: their bathrooms are the roomier ones."""
+
+
+def area_range(kind: str) -> tuple[float, float]:
+    """:data:`AREA_RANGE_M2` of ``kind``; unknown kinds raise listing the known ones."""
+    if kind not in AREA_RANGE_M2:
+        raise ValueError(f"room kind must be one of {sorted(AREA_RANGE_M2)}, got {kind!r}")
+    return AREA_RANGE_M2[kind]
+
 
 def room_type(kind: str) -> RoomType:
     """The :class:`RoomType` of ``kind``; unknown kinds raise listing the known ones."""
@@ -208,6 +246,15 @@ def room_lights(rooms: Sequence[RoomRegion]) -> tuple[LightSpec, ...]:
                             directional=False, cast_shadow=False, diffuse=CEILING_LIGHT_DIFFUSE)
                   for r in rooms[:MAX_ROOM_LIGHTS])
     return (SUN,) + spots
+
+
+def room_ceilings(rooms: Sequence[RoomRegion]) -> tuple[Ceiling, ...]:
+    """A ceiling over every room, with the fixture of its ceiling light where :func:`room_lights` hangs it (over
+    the centre of each of the first six rooms; the spot hangs 5 cm below the ceiling, 2 cm under the fixture's
+    disc, so the disc never stands between it and the room). The sun is above the ceilings, which cast no shadow
+    (:class:`~bspatial.world.spec.Ceiling`)."""
+    return tuple(room_ceiling(r.bounds, lights=(r.center,) if i < MAX_ROOM_LIGHTS else ())
+                 for i, r in enumerate(rooms))
 
 
 # ----------------------------------------------------------------------------- placement

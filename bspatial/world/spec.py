@@ -412,6 +412,54 @@ class LightSpec:
 
 
 @dataclass(frozen=True)
+class Ceiling:
+    """A room's ceiling: a flat slab over ``bounds`` (x0, x1, y0, y1, world metres) whose underside is at
+    ``height``, with a ceiling-light fixture (a glowing disc, ``light_radius`` m) under it at each of ``lights``
+    (world xy; where the room's lights hang).
+
+    A ceiling is scenery, like the sky it covers up, not an object of the scene: it collides with nothing,
+    casts no shadow (the lights above it still light the room), and segmentation labels its pixels background
+    (depth 0), as they were before ceilings; a backend draws it only for cameras below it, so a top view looks
+    into the rooms (:data:`bspatial.sim.render.CEILING_GROUP`).
+
+    Example:
+        >>> Ceiling((0.0, 4.0, 0.0, 3.0), 2.4, lights=((2.0, 1.5),)).lights
+        ((2.0, 1.5),)
+        >>> Ceiling((0.0, 4.0, 0.0, 3.0), 2.4, lights=((5.0, 1.5),))
+        Traceback (most recent call last):
+        ...
+        ValueError: ceiling.lights[0] must lie within bounds (0.0, 4.0, 0.0, 3.0), got (5.0, 1.5)
+    """
+
+    bounds: tuple[float, float, float, float]
+    height: float
+    lights: tuple[tuple[float, float], ...] = ()
+    rgba: tuple[float, float, float, float] = (0.95, 0.94, 0.91, 1.0)
+    light_radius: float = 0.18
+
+    def __post_init__(self) -> None:
+        x0, x1, y0, y1 = bounds = _vec("ceiling.bounds", self.bounds, 4)
+        if not (x0 < x1 and y0 < y1):
+            raise ValueError(f"ceiling.bounds must be (x0, x1, y0, y1) with x0 < x1 and y0 < y1, got {self.bounds!r}")
+        object.__setattr__(self, "bounds", bounds)
+        height = _vec("ceiling.height", self.height, 1)[0]
+        if height <= 0:
+            raise ValueError(f"ceiling.height must be positive, got {self.height!r}")
+        object.__setattr__(self, "height", height)
+        lights = tuple(_vec(f"ceiling.lights[{i}]", xy, 2) for i, xy in enumerate(self.lights))
+        for i, (x, y) in enumerate(lights):
+            if not (x0 <= x <= x1 and y0 <= y <= y1):
+                raise ValueError(f"ceiling.lights[{i}] must lie within bounds {bounds}, got {(x, y)}")
+        object.__setattr__(self, "lights", lights)
+        rgba = _vec("ceiling.rgba", self.rgba, 4)
+        if min(rgba) < 0 or max(rgba) > 1:
+            raise ValueError(f"ceiling.rgba must lie in [0, 1], got {self.rgba!r}")
+        object.__setattr__(self, "rgba", rgba)
+        if not 0 < self.light_radius < min(x1 - x0, y1 - y0) / 2:
+            raise ValueError(f"ceiling.light_radius must be positive and fit the ceiling, got {self.light_radius!r}")
+
+
+@dataclass(frozen=True)
 class CameraOffset:
     """A change of one robot camera's mounting: ``position`` (m) added in its mounting body's frame, then
     ``rotation`` (rad, about the camera's own x, y, z axes in that order) applied to its orientation."""
@@ -468,6 +516,7 @@ class SceneSpec:
         floor_size: (x, y) full extents of the floor plane (m), centred at the origin.
         floor_rgba: floor colour.
         floor_texture: optional floor texture.
+        ceilings: the rooms' ceilings (:class:`Ceiling`): scenery over the walls, not objects.
     """
 
     name: str
@@ -479,9 +528,10 @@ class SceneSpec:
     floor_size: tuple[float, float] = (20.0, 20.0)
     floor_rgba: tuple[float, float, float, float] = (0.55, 0.5, 0.45, 1.0)
     floor_texture: Texture | None = None
+    ceilings: tuple[Ceiling, ...] = ()
 
     def __post_init__(self) -> None:
-        for field_name in ("objects", "surfaces", "cameras", "lights"):
+        for field_name in ("objects", "surfaces", "cameras", "lights", "ceilings"):
             object.__setattr__(self, field_name, tuple(getattr(self, field_name)))
         seen: set[str] = set()
         for i, obj in enumerate(self.objects):
@@ -502,6 +552,9 @@ class SceneSpec:
         if shadows > 1:
             raise ValueError(f"lights may hold at most one shadow-casting light (CPU profile), got {shadows}")
         object.__setattr__(self, "floor_size", _vec("floor_size", self.floor_size, 2))
+        for i, ceiling in enumerate(self.ceilings):
+            if not isinstance(ceiling, Ceiling):
+                raise ValueError(f"ceilings[{i}] must be a Ceiling, got {type(ceiling).__name__}")
 
     def object(self, name: str) -> ObjectSpec:
         """The object called ``name``; unknown names raise listing the known ones."""

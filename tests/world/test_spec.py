@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from bspatial.world.spec import (CameraSpec, LightSpec, ObjectSpec, Part, Pose, SceneSpec, Surface, Texture,
+from bspatial.world.spec import (CameraSpec, Ceiling, LightSpec, ObjectSpec, Part, Pose, SceneSpec, Surface, Texture,
                                behavior_categories, box_object, check_category)
 
 pytestmark = [pytest.mark.subprocess]
@@ -49,6 +49,20 @@ def test_scene_validation():
     with pytest.raises(ValueError, match="object name must be one of \\['a'\\], got 'b'"):
         SceneSpec("s", objects=(obj,)).object("b")
     assert Pose((0, 0, 0), (2, 0, 0, 0)).quat == (1.0, 0.0, 0.0, 0.0)
+
+
+def test_ceiling_validation_names_the_field_and_value():
+    with pytest.raises(ValueError, match=r"ceiling.bounds must be \(x0, x1, y0, y1\) with x0 < x1 .*got \(4, 0, 0, 3\)"):
+        Ceiling((4, 0, 0, 3), 2.4)
+    with pytest.raises(ValueError, match="ceiling.height must be positive, got 0"):
+        Ceiling((0, 4, 0, 3), 0)
+    with pytest.raises(ValueError, match=r"ceiling.lights\[1\] must lie within bounds .*got \(2.0, 3.5\)"):
+        Ceiling((0, 4, 0, 3), 2.4, lights=((1, 1), (2, 3.5)))
+    with pytest.raises(ValueError, match="ceiling.light_radius must be positive and fit the ceiling, got 2.0"):
+        Ceiling((0, 4, 0, 3), 2.4, light_radius=2.0)
+    with pytest.raises(ValueError, match=r"ceilings\[0\] must be a Ceiling, got tuple"):
+        SceneSpec("s", ceilings=((0, 4, 0, 3),))
+    assert SceneSpec("s").ceilings == ()
 
 
 def test_importing_bspatial_and_specs_needs_no_mujoco():

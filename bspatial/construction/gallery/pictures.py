@@ -159,14 +159,15 @@ VIEWS_APART_M = 1.5
 
 def furnished_room(kind: str, seed: int = ROOM_SEED) -> tuple[SceneSpec, tuple[float, float, float, float]]:
     """One room of ``kind`` on its own, furnished by type (:func:`bspatial.world.rooms.furnish`): its walls and
-    floor in the type's first finishes, its ceiling light and the sun; no activity objects, no robot.
+    floor in the type's first finishes, its ceiling with its light's fixture, the light and the sun; no activity
+    objects, no robot.
 
     Every side is an outer wall (the garage door may take any), and there is no doorway, so the whole
     room is free for the furniture that defines the type.
     """
     from bspatial.world.apartments import room_walls
     from bspatial.world.floorplans import RoomRegion
-    from bspatial.world.rooms import furnish, room_floor, room_lights, room_materials, room_type
+    from bspatial.world.rooms import furnish, room_ceilings, room_floor, room_lights, room_materials, room_type
 
     room_type(kind)   # unknown kinds raise naming the known ones
     dx, dy = ROOM_SIZES_M.get(kind, DEFAULT_ROOM_SIZE_M)
@@ -175,7 +176,8 @@ def furnished_room(kind: str, seed: int = ROOM_SEED) -> tuple[SceneSpec, tuple[f
     floor_m, wall_m = room_materials(kind, 0, 0)
     furniture = furnish(room, np.random.default_rng(derive_seed("gallery-room", kind, seed)), exterior=sides)
     objects = (room_walls(room, wall_m, (), sides), room_floor(room, floor_m), *furniture)
-    return SceneSpec(name=f"gallery-room-{kind}", objects=objects, lights=room_lights([room]), robot=None), room.bounds
+    return SceneSpec(name=f"gallery-room-{kind}", objects=objects, lights=room_lights([room]), robot=None,
+                     ceilings=room_ceilings([room])), room.bounds
 
 
 def furnished_rooms() -> dict[str, Callable[[], tuple[SceneSpec, tuple[float, float, float, float]]]]:

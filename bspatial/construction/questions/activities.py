@@ -249,7 +249,7 @@ def activity_scene(activity: str, seed: int) -> ActivityScene:
     front = x0 + 0.02 + depth
     scene = SceneSpec(
         name=f"{activity}-{seed}", objects=apt.objects + (support.obj, storage[0]) + tuple(objects),
-        surfaces=(support.surface,), lights=apt.lights,
+        surfaces=(support.surface,), lights=apt.lights, ceilings=apt.ceilings,
         cameras=(CameraSpec(TOP_CAMERA, (room.center[0], room.center[1], 8.0), (room.center[0], room.center[1] + 1e-3, 0.0)),),
         robot=RobotSpawn(front + 1.0, support_y, math.pi), floor_size=(40.0, 40.0),
         floor_texture=tile_texture("floor_outside", base=(120, 130, 110), grout=(110, 120, 100)))

@@ -165,8 +165,9 @@ def view_at(backend: SimBackend, pose: Sequence[float], *, size: int = NAV_FRAME
     return backend.render("head", width=size, height=size)
 
 
-VIEW_STRUCTURE = frozenset({"walls", "floors", "ceilings"})
-"""Categories of a floor plan's structure: what a current view may not consist of alone."""
+VIEW_STRUCTURE = frozenset({"walls", "floors"})
+"""Categories of a floor plan's structure: what a current view may not consist of alone (ceilings are not scene
+objects: they segment as background, :mod:`bspatial.sim.render`)."""
 MAX_VIEW_ROUNDS = 100
 """Pick rounds (each drops the picked views that fail :func:`view_ok` and picks again) before a shortfall."""
 

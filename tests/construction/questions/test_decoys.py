@@ -37,11 +37,17 @@ def rows(tmp_path_factory):
     return [json.loads(line) for line in vqa.getvalue().splitlines()]
 
 
-def test_every_distance_variant_yields_a_question(rows):
+def test_every_distance_task_yields_questions_and_only_furniture_landmarks_go_unasked(rows):
+    # Issue 29: a landmark must be findable (half its box in the frame, not hidden). A fridge, a bottom cabinet, a
+    # coffee table or a chair beside the robot is often cut by the frame's edge or hidden by the table, so their
+    # variants may get no question in 8 draws; the objects on the work surface (board game, folder, pencil case,
+    # wall, sofa) always do.
     assert {"reach_dice", "reach_soda_can", "reach_storage_box"} <= set(DISTANCE_TASKS)
     made = {(r["task"], r["variant"]) for r in rows}
+    assert {t for t, _ in made} == set(DISTANCE_TASKS)
     wanted = {(t, v) for t in DISTANCE_TASKS for v in TASKS[t].variants}
-    assert wanted <= made, f"no question for {sorted(wanted - made)}"
+    furniture = ("fridge", "bottom cabinet", "coffee table", "chair")
+    assert all(v.endswith(furniture) for _, v in wanted - made), f"no question for {sorted(wanted - made)}"
 
 
 def test_every_option_is_a_visible_object_and_the_copies_lose_by_the_margin(rows):

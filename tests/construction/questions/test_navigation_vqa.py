@@ -87,7 +87,7 @@ def test_context_and_current_frames_render(sim_720):
 def _content_share_by_hand(backend, scene, pose) -> float:
     """Share of the view's pixels on objects of ``scene`` other than walls and floors (an independent count)."""
     frame = nv.view_at(backend, pose)
-    structure = {o.name for o in scene.objects if o.category in ("walls", "floors", "ceilings")}
+    structure = {o.name for o in scene.objects if o.category in ("walls", "floors")}
     objects = {o.name for o in scene.objects} - structure
     ids = [i for i, name in frame.id_to_name.items() if name in objects]
     return float(np.isin(frame.segmentation, ids).mean())
