@@ -59,7 +59,8 @@ def render_dataset_card(suite: str, *, configs: Sequence[str], counts: Mapping[s
         configs: config names in the order the card lists them (the first is the load example's).
         counts: items per row of the counts table (configs, or tasks / categories).
         preset, seed, fingerprint, version: provenance.
-        quality_markdown: the data-quality table (VQA); "not computed" when empty.
+        quality_markdown: the data-quality table (VQA: every category and task-or-subtype line with its n, chance,
+            prior baseline, text probe, intervals and check); "not computed" when empty.
         tiny_markdown: the composition of the ``tiny`` config (:mod:`~bspatial.construction.publishing.subsets`);
             "not computed" when empty.
         aligned_markdown: the ``episode_aligned`` config's coverage (episodes, items, reasons), or what the build

@@ -14,6 +14,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Mapping
 
 from bspatial.construction.publishing.aligned_records import ALIGNED_CONFIG, aligned_count_key, coverage_markdown
 from bspatial.construction.publishing.presets import BUILD_SCHEMA_VERSION, Preset
@@ -37,46 +38,56 @@ def builder_module(suite: str):
     return module
 
 
-def quality_report(records: Path) -> str:
-    """The data-quality report of the VQA records, logged and returned as Markdown.
+def quality_report(records: Path) -> dict[str, str]:
+    """The data-quality report of the VQA records and the IR answerability audit, logged and returned as Markdown
+    per suite (``{"vqa": ..., "ir": ...}``, for the dataset cards).
 
     Raises:
-        QualityFailure: the answer-share or blind-baseline check fails on a category of at least
-            ``quality.GATE_MIN_ITEMS`` items, or (``AuditFailure``) an item validity
-            rule is broken by more than 1% of a config's items.
+        QualityFailure: the answer-share, prior-baseline or text-probe check fails on a line (category, or task
+            or subtype within one) of at least ``quality.GATE_MIN_ITEMS`` items, or (``AuditFailure``) an item
+            validity rule is broken by more than 1% of a config's items (VQA or IR).
     """
     from bspatial.construction.quality.audit import audit, check
+    from bspatial.construction.quality.ir_audit import ir_audit
+    from bspatial.construction.quality.probe import probe_predictions
     from bspatial.construction.quality.report import QualityFailure, quality_report
 
-    with open(records / "vqa.jsonl", encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle]
+    rows, ir_rows = ([json.loads(line) for line in (records / f"{suite}.jsonl").read_text(encoding="utf-8").splitlines()]
+                     for suite in ("vqa", "ir"))
     config_of = builder_module("vqa").config_of_row
-    report = quality_report(rows, config_of=config_of)
-    markdown = report.to_markdown()
+    report = quality_report(rows, config_of=config_of, probe=probe_predictions)
+    # A leak the prior baseline (with its world-knowledge priors) or the text probe finds fails the build too,
+    # except in the episode-aligned config: its items are the episodes' own, one each, so its answers follow the
+    # protocols (e.g. every held-out and probe episode of a two-side placement task asks for the side training
+    # did not show) and cannot be rebalanced. Its lines stay in the report; the join tests within tasks, where a
+    # per-task prior is constant and carries no association.
+    exempt = (ALIGNED_CONFIG,)
+    markdown = report.to_markdown(exempt=exempt)
     log = logger.info if report.ok else logger.warning
     log("data-quality report (%s):\n%s", "pass" if report.ok else "FAIL: the templates may leak answers", markdown)
-    parts = report.parts_markdown()
-    logger.info("blind baseline by task or subtype (informational):\n%s", parts)
+    logger.info("text probe, model chosen per test fold: %s", dict(report.probe_models))
     answerability = audit(rows, config_of=config_of)
     (logger.info if answerability.ok else logger.error)("answerability audit (%s):\n%s",
                                                         "pass" if answerability.ok else "FAIL",
                                                         answerability.to_markdown())
+    ir_builder = builder_module("ir")
+    grounding = ir_audit(ir_rows, config_of=lambda row: ALIGNED_CONFIG if ir_builder.is_aligned(row) else "all")
+    (logger.info if grounding.ok else logger.error)("IR answerability audit (%s):\n%s",
+                                                    "pass" if grounding.ok else "FAIL", grounding.to_markdown())
     check(answerability)   # a rule broken by more than 1% of a config's items fails the build
-    # A leak the blind baseline (with its world-knowledge priors) finds fails the build too, except in the
-    # episode-aligned config: its items are the episodes' own, one each, so its answers follow the protocols (e.g.
-    # every held-out and probe episode of a two-side placement task asks for the side training did not show) and
-    # cannot be rebalanced. Its lines stay in the report; the join tests within tasks, where a per-task prior is
-    # constant and carries no association.
-    failures = report.failures(exempt=(ALIGNED_CONFIG,))
+    check(grounding)
+    failures = report.failures(exempt=exempt)
     if failures:
         raise QualityFailure(f"data-quality report: {failures}")
-    return (f"{markdown}\n\nBlind baseline by task or subtype (informational; the checks are per category):\n\n{parts}"
-            f"\n\nAnswerability audit (rules recomputed from the metadata with the audit's own geometry; the build "
-            f"fails above 1% per config and rule):\n\n{answerability.to_markdown()}")
+    audited = "rules recomputed from the metadata with the audit's own geometry; the build fails above 1% per config " \
+              "and rule; per task or subtype below"
+    return {"vqa": f"{markdown}\n\nAnswerability audit ({audited}):\n\n{answerability.to_markdown()}\n\n"
+                   f"{answerability.parts_markdown()}",
+            "ir": f"Answerability audit ({audited}):\n\n{grounding.to_markdown()}\n\n{grounding.parts_markdown()}"}
 
 
 def export_repos(records: Path, stage: Path, cache: Path, counts: dict, preset: Preset, seed: int, fingerprint: str,
-            quality: str = "") -> None:
+            quality: Mapping[str, str] | None = None) -> None:
     import pyarrow.parquet as pq
 
     vqa_mod, ir_mod = builder_module("vqa"), builder_module("ir")
@@ -110,7 +121,7 @@ def export_repos(records: Path, stage: Path, cache: Path, counts: dict, preset: 
         tiny = write_tiny(repo, suite, sampled, seed) if sampled else NO_TINY
         aligned_table = (coverage_markdown(counts["aligned"], suite) if aligned[suite] else NO_ALIGNED)
         _write_card(repo, suite, [*configs, *([TINY_CONFIG] if sampled else [])], counts, preset, seed, fingerprint,
-                    quality if suite == "vqa" else "", tiny, aligned_table)
+                    (quality or {}).get(suite, ""), tiny, aligned_table)
 
 
 def write_tiny(repo: Path, suite: str, configs: list[str], seed: int) -> str:

@@ -67,9 +67,18 @@ def _container_goal(region: Mapping) -> np.ndarray:
     return point
 
 
+def _region(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    return row["region"] if isinstance(row["region"], Mapping) else json.loads(row["region"])
+
+
+def region_kind(row: Mapping[str, Any]) -> str:
+    """The record's region kind (reach, directional_placement, container_placement): the audit's "category"."""
+    return str(_region(row)["kind"])
+
+
 def ir_item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
     """Each applicable rule of one IR record -> whether the record keeps it."""
-    region = row["region"] if isinstance(row["region"], Mapping) else json.loads(row["region"])
+    region = _region(row)
     meta = row.get("metadata") or {}
     meta = json.loads(meta) if isinstance(meta, str) else meta
     out: dict[str, bool] = {}
@@ -93,21 +102,22 @@ def ir_item_checks(row: Mapping[str, Any]) -> dict[str, bool]:
 
 def ir_audit(rows: Iterable[Mapping[str, Any]], config_of: Callable[[Mapping[str, Any]], str] | None = None,
              max_examples: int = 3) -> AuditReport:
-    """Per (config, rule) and per (config, task, rule): the queries checked and broken."""
+    """Per (config, rule) and per (config, region kind, task, rule): the queries checked and broken."""
     applies: dict[tuple, int] = defaultdict(int)
     broken: dict[tuple, list[str]] = defaultdict(list)
     for row in rows:
         config = config_of(row) if config_of else "all"
         for rule, kept in ir_item_checks(row).items():
-            for key in ((config, rule), (config, rule, row["task"])):
+            for key in ((config, rule), (config, rule, region_kind(row), row["task"])):
                 applies[key] += 1
                 if not kept:
                     broken[key].append(str(row["id"]))
     results = [RuleResult(config, rule, applies[config, rule], len(broken[config, rule]),
                           tuple(broken[config, rule][:max_examples]))
                for config, rule in sorted((k for k in applies if len(k) == 2), key=lambda k: (k[0], IR_RULES.index(k[1])))]
-    parts = tuple((config, "ir", task, rule, applies[config, rule, task], len(broken[config, rule, task]))
-                  for config, rule, task in sorted(k for k in applies if len(k) == 3))
+    parts = tuple((config, kind, task, rule, applies[config, rule, kind, task], len(broken[config, rule, kind, task]))
+                  for config, rule, kind, task in sorted((k for k in applies if len(k) == 4),
+                                                         key=lambda k: (k[0], k[2], k[3], IR_RULES.index(k[1]))))
     return AuditReport(tuple(results), parts)
 
 

@@ -95,22 +95,28 @@ def test_answers_agree_with_an_independent_check(built):
             rows_bottom_up = sorted({tuple(c[4:]) for c in meta["cells"].values()})
             assert rows_bottom_up.index((z0, z1)) + 1 == int(text.split("x")[0])
             checked.add("locate_cells")
+        elif row["subtype"] == "locate" and "spots" in meta:
+            # Directional placement: the answer spot projects on the instructed side of the reference's centre.
+            K, T = np.array(meta["camera"]["K"]), np.array(meta["camera"]["T_world_cam"])
+
+            def column(point):
+                cam = T[:3, :3].T @ (np.asarray(point, float) - T[:3, 3])
+                return (K @ cam)[0] / cam[2]
+            spot = meta["spots"][text]
+            assert (column(spot) > column([*meta["reference_center"], spot[2]])) == (row["variant"].startswith("right"))
+            assert sorted(meta["spots"]) == sorted(row["options"]) == [f"spot {k}" for k in range(1, 5)]
+            checked.add("goal_spot")
         elif row["subtype"] == "locate":
             low, high = meta["bands"][int(text.split()[-1]) - 1]
             assert low <= meta["bottom_height"] <= high
             assert text == f"layer {row['variant']}"
             checked.add("locate_bands")
-        else:  # goal-state side of the reference, in the image
-            K, T = np.array(meta["camera"]["K"]), np.array(meta["camera"]["T_world_cam"])
-            u = {n: (K @ (T[:3, :3].T @ (np.array(states[n]["center"]) - T[:3, 3])))[:2] for n in (meta["object"], meta["reference"])}
-            u = {n: p[0] / (K @ (T[:3, :3].T @ (np.array(states[n]["center"]) - T[:3, 3])))[2] for n, p in u.items()}
-            assert text == row["variant"].split("/")[0]
-            assert (u[meta["object"]] > u[meta["reference"]]) == (text == "right")
-            checked.add("goal_side")
+        else:
+            raise AssertionError(f"{row['id']}: no check for {row['category']} / {row['subtype']}")
     assert seen == set(get_preset("tiny").tasks)
     # Every kind of check ran on at least one row (the distance one on a non-wall reference), so no
     # branch above passes vacuously.
-    assert checked >= {"size", "distance", "ordinal", "locate_cells", "locate_bands", "goal_side"}, checked
+    assert checked >= {"size", "distance", "ordinal", "locate_cells", "locate_bands", "goal_spot"}, checked
 
 
 def test_ir_masks_score_through_bspatial_ir(built):
@@ -244,8 +250,11 @@ def test_card_lists_every_config_and_carries_the_quality_report(built):
     assert names == ["task_manipulation", "general_single_frame", "general_multi_frame", "task_navigation", "tiny"]
     for config in names:
         assert (built / "vqa" / config / "test-00000-of-00001.parquet").is_file()
-    assert "| category | n | top answer |" in card and "blind" in card
-    assert "| category |" not in (built / "ir" / "README.md").read_text()
+    assert "| category | task or subtype | n | chance % | top answer |" in card
+    assert "| prior baseline % (95% interval) | probe % (95% interval) | check |" in card
+    ir_card = (built / "ir" / "README.md").read_text()
+    assert "| prior baseline %" not in ir_card      # the VQA table stays on the VQA card
+    assert "| all | target_visible |" in ir_card and "| all | goal_in_frame |" in ir_card   # the IR audit is on it
 
 
 def test_tiny_config_is_a_stratified_subset_and_eval_vlm_runs_on_it(built, tmp_path):

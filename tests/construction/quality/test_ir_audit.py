@@ -74,5 +74,5 @@ def test_the_named_reference_must_be_findable_and_the_report_has_per_task_lines(
                        _reach([_square(100, 100, 30)], [])])
     line = {r.rule: (r.applies, r.breaks) for r in report.results}
     assert line == {"one_target_region": (3, 0), "target_visible": (3, 0), "reference_findable": (2, 1)}
-    assert ("all", "ir", "reach_soda_can", "reference_findable", 2, 1) in report.parts
+    assert ("all", "reach", "reach_soda_can", "reference_findable", 2, 1) in report.parts
     assert not report.ok   # 1 of 2 is above 1%

@@ -92,10 +92,10 @@ def test_parts_show_which_task_leaks():
         if r["task"] == "leaky":
             r["answer"] = "B"          # one task's template always puts the answer second
     report = quality_report(rows)
-    parts = {part: (n, pct) for _, _, part, n, pct in report.parts}
-    assert parts["leaky"][0] == 100 and parts["clean"][0] == 300
-    assert parts["leaky"][1] > parts["clean"][1] + 10
-    assert "| all | direction | leaky | 100 |" in report.parts_markdown()
+    parts = {line.part: line for line in report.parts}
+    assert parts["leaky"].n == 100 and parts["clean"].n == 300
+    assert parts["leaky"].blind_pct > parts["clean"].blind_pct + 10
+    assert "| all | direction | leaky | 100 | 25.0 |" in report.to_markdown()
 
 
 def test_the_gate_counts_failing_categories_of_fifty_items_or_more():
@@ -108,7 +108,7 @@ def test_the_gate_counts_failing_categories_of_fifty_items_or_more():
     small = quality_report(rows(8))
     assert not small.ok and small.gate_ok and small.failures() == ""
     big = quality_report(rows(GATE_MIN_ITEMS))
-    assert not big.gate_ok and "all / direction (50 items): blind baseline 100.0%" in big.failures()
+    assert not big.gate_ok and "all / direction (50 items): prior baseline 100.0%" in big.failures()
 
 
 def test_the_gate_fails_a_blind_baseline_far_below_chance():
@@ -130,7 +130,7 @@ def test_the_gate_fails_a_blind_baseline_far_below_chance():
     (row,) = report.rows
     assert row.blind_pct == 0.0 and row.chance_pct == 25.0
     assert row.answer_ok and not row.blind_ok and not report.gate_ok
-    assert ("all / direction (120 items): blind baseline 0.0% (below chance 25.0% by more than 10 points)"
+    assert ("all / direction (120 items): prior baseline 0.0% (below chance 25.0% by more than 10 points)"
             in report.failures())
 
 
