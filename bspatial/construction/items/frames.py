@@ -6,8 +6,8 @@ the projected 2D box, and the segmentation pixel count that decides visibility (
 Appendix 11: "visibility checks filter queried and candidate objects by their image pixel counts,
 with a stricter threshold for the ground-truth object").
 
-Container placement tasks also get a *goal-state* frame: the same scene with the manipulated object resting
-in the instructed layer, so the locate question can ask where the object would be.
+Container placement tasks also get a *container view*: the start scene from a backed-off, crouched pose
+(:func:`container_view_scene`), every layer's front in view, for the marked-layer question.
 """
 
 from __future__ import annotations
@@ -199,12 +199,22 @@ def _box2d(mask: np.ndarray) -> tuple[int, int, int, int]:
 def goal_view_scene(instance: TaskInstance) -> SceneSpec:
     """The goal-state scene as the goal-state question's frame shows it: container tasks from the
     backed-off, crouched pose (:data:`GOAL_VIEW_BACKOFF_M`, :data:`GOAL_VIEW_TORSO`), others as is."""
+    scene = goal_state_scene(instance)
+    return scene if instance.container is None else _container_view(scene)
+
+
+def container_view_scene(instance: TaskInstance) -> SceneSpec:
+    """The task's start scene seen from the goal view's backed-off, crouched pose (container tasks): every layer's
+    front in view, the object not yet placed."""
+    if instance.container is None:
+        raise ValueError(f"task {instance.task!r} has no container")
+    return _container_view(instance.scene)
+
+
+def _container_view(scene: SceneSpec) -> SceneSpec:
     import dataclasses
     import math
 
-    scene = goal_state_scene(instance)
-    if instance.container is None:
-        return scene
     r = scene.robot
     robot = dataclasses.replace(r, x=r.x - GOAL_VIEW_BACKOFF_M * math.cos(r.yaw),
                                 y=r.y - GOAL_VIEW_BACKOFF_M * math.sin(r.yaw), torso=GOAL_VIEW_TORSO)

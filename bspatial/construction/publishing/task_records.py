@@ -186,17 +186,17 @@ def vqa_row(sim: SimBackend, instance, record, draw: int, item_id: str, image: s
             decoys: bool) -> tuple[dict, np.ndarray]:
     """The instance's task-grounded question as a record row and its (marked) RGB frame, the image it names.
 
-    ``record`` is the instance's initial head frame; a placement task's goal-state frame is captured here (it
+    ``record`` is the instance's initial head frame; a container task's container view is captured here (it
     reloads ``sim``). ``decoys``: a three-candidate distance question with no fourth visible object that loses may
     add a copy of a candidate to the frame (:func:`_ask`); without, it is rejected.
 
     Raises:
         Rejected: the frame fails a filter (the message says which).
     """
-    from bspatial.construction.items.frames import capture, goal_view_scene
+    from bspatial.construction.items.frames import capture, container_view_scene
     from bspatial.construction.items.marks import draw_marks
 
-    goal = capture(sim, goal_view_scene(instance)) if instance.container is not None else None
+    goal = capture(sim, container_view_scene(instance)) if instance.container is not None else None
     q, shown_initial = _ask(sim, instance, record, goal, draw, decoys)
     shown = goal if q.frame == "goal" else shown_initial
     rgb = draw_marks(shown.frame.rgb, q.marks) if q.marks else shown.frame.rgb

@@ -315,15 +315,22 @@ SPOT_MIN_OFFSET_M = 0.05
 
 
 def _spot_checks(row: Mapping, meta: Mapping, answer: str) -> dict[str, bool]:
-    """goal-spot items (direction / locate of the directional placement tasks): every option a drawn spot; the answer spot on the instructed side of the reference by
+    """Marked-spot items (direction / locate of the placement tasks): every option a drawn mark; a container's answer
+    mark alone inside the instructed layer; a directional placement's answer spot on the instructed side of the
+    reference by
     :data:`SPOT_MIN_OFFSET_M`, every other spot not on it (its offset that way at most the distractor ratio of the
     answer's); the reference findable."""
     spots, marks = meta["spots"], {str(m[3]) for m in meta.get("marks") or [] if len(m) >= 4}
+    real = set(row["options"]) <= set(spots) and set(row["options"]) <= marks
+    if "layer_bounds" in meta:   # container: the answer mark alone inside the instructed layer (floor to next floor)
+        low, high = meta["layer_bounds"][meta["instructed_layer"] - 1], meta["layer_bounds"][meta["instructed_layer"]]
+        inside = {t: low < spots[t][2] < high for t in row["options"] if t in spots}
+        return {"options_real": real,
+                "one_true": real and inside.get(answer, False) and sum(inside.values()) == 1}
     right = np.asarray(meta["right_axis"], float)
     sign = 1.0 if meta["side"] == "right" else -1.0
     toward = {t: sign * float(np.dot(np.asarray(p[:2], float) - np.asarray(meta["reference_center"], float), right))
               for t, p in spots.items()}
-    real = set(row["options"]) <= set(spots) and set(row["options"]) <= marks
     true = real and toward[answer] >= SPOT_MIN_OFFSET_M and all(
         toward[t] <= DIRECTION_DISTRACTOR_RATIO * toward[answer] for t in row["options"] if t != answer)
     return {"options_real": real, "named_visible": findable(meta, meta["reference"]), "one_true": true}

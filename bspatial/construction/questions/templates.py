@@ -12,7 +12,7 @@ size           size / object_rel.     which {noun} {where} is the {relation}? (l
 distance       distance / object_rel. which object is the {closest to|farthest from} the {ref}?
 ordinal        direction / ordinal    which tool is the {relation} on the countertop?
 locate (grid)  direction / locate     where is the marked hardback book located on the bookcase?
-locate (layer) direction / locate     where is the {object} located in the {container}? (goal state)
+locate (layer) direction / locate     Task: {instruction} which marked layer of the {container} is where ...?
 direction      direction / locate     Task: {instruction} which marked spot is where the {object} should be placed?
 =============  =====================  ============================================================
 
@@ -24,9 +24,10 @@ visible object that loses by the distance margin (when the frame has none, the b
 candidates' category, :mod:`~bspatial.construction.questions.decoys`), and all four options are then numbered marks
 ("object 1".."object 4"); direction distractors are false by the direction margin
 (:func:`bspatial.world.relations.false_directions`); the landmark a question names is visible. No option
-is offered that a text-only guesser could rule out as never right: a layer question offers the task's other
-answerable layers (:mod:`bspatial.construction.quality.report`); a directional placement's spots are numbered in
-seeded order (the goal, its mirror on the other side, two on the reference's front-back line: :func:`_spots`).
+is offered that a text-only guesser could rule out as never right (:mod:`bspatial.construction.quality.report`):
+the placement tasks' options are numbered marks in seeded order, on four layers' fronts (:func:`_layer`) or on four
+spots of the counter (the goal, its mirror on the other side, two on the reference's front-back line:
+:func:`_spots`).
 """
 
 from __future__ import annotations
@@ -95,9 +96,10 @@ def display(category: str) -> str:
     return _DISPLAY.get(category, category.replace("_", " "))
 
 
-def task_question(instance: TaskInstance, record: FrameRecord, goal: FrameRecord | None,
+def task_question(instance: TaskInstance, record: FrameRecord, view: FrameRecord | None,
                   rng: np.random.Generator) -> Question:
-    """The task-grounded question of ``instance`` (``goal``: its goal-state frame, placement tasks only).
+    """The task-grounded question of ``instance`` (``view``: its container view, container tasks only,
+    :func:`~bspatial.construction.items.frames.container_view_scene`).
 
     Raises:
         Rejected: a filter fails; ConstructionError: the answer contradicts the task's target.
@@ -109,7 +111,7 @@ def task_question(instance: TaskInstance, record: FrameRecord, goal: FrameRecord
     if instance.category == "ordinal":
         return _ordinal(instance, record, rng)
     if instance.category == "locate":
-        return _layer(instance, _need(goal), rng) if instance.container is not None else _grid(instance, record, rng)
+        return _layer(instance, _need(view), rng) if instance.container is not None else _grid(instance, record, rng)
     if instance.category == "direction":
         return _spots(instance, record, rng)
     raise ValueError(f"task {instance.task!r} has category {instance.category!r} with no manipulation template")
@@ -122,10 +124,10 @@ def four_options(category: str, subtype: str, question: str, answer_text: str, d
     return _finish(category, subtype, question, answer_text, distractors, rng, **kwargs)
 
 
-def _need(goal: FrameRecord | None) -> FrameRecord:
-    if goal is None:
-        raise ValueError("placement templates need the goal-state frame")
-    return goal
+def _need(view: FrameRecord | None) -> FrameRecord:
+    if view is None:
+        raise ValueError("container templates need the container view")
+    return view
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -318,29 +320,63 @@ def _grid(instance, record, rng) -> Question:
                    metadata={"object": target, "cells": {k: list(v) for k, v in cells.items()}})
 
 
-def _layer(instance, goal, rng) -> Question:
-    moved = goal.objects[instance.manipulated]
-    bottom = float(moved.center[2] - moved.extents[2] / 2)
-    bands = instance.container.compartment_bands
-    index = relations.locate_band(bottom, bands)
-    if index is None:
-        raise Rejected(f"{moved.name} bottom {bottom:.3f} m lies in no layer band")
-    if index + 1 != instance.placement.layer:
-        raise ConstructionError(f"{instance.task} seed {instance.seed}: layer {index + 1} vs task {instance.placement.layer}")
-    _check_visible(goal, [moved.name], moved.name)
-    category = goal.objects[instance.reference].category
-    q = f"Where is the {display(moved.category)} located in the {display(category)}?"
-    # Distractors: the task's other answerable layers (its variants the goal view can show), then one
-    # other layer. Offering layers that are never an answer (the fridge's lower layers, the cabinet's
-    # hidden bottom) would let a text-only guesser rule them out.
-    hidden = GOAL_VIEW_HIDDEN_LAYERS.get(category, ())
-    answerable = [int(v) for v in TASKS[instance.task].variants if int(v) not in hidden and int(v) != index + 1]
-    others = [k for k in range(1, len(bands) + 1) if k != index + 1 and k not in answerable]
-    need = N_OPTIONS - 1 - len(answerable)
-    extra = [others[i] for i in sorted(rng.choice(len(others), need, replace=False))] if need > 0 else []
-    distractors = [f"layer {k}" for k in sorted(answerable + extra)]
-    return _finish("direction", "locate", q, f"layer {index + 1}", distractors, rng, frame="goal",
-                   metadata={"object": moved.name, "bottom_height": bottom, "bands": np.asarray(bands).tolist()})
+def _layer(instance, view, rng) -> Question:
+    """Which of four numbered marks, on the fronts of four of the container's layers, is where the object goes
+    (container tasks), on the container view of the start scene (:func:`~bspatial.construction.items.frames.container_view_scene`).
+
+    Asked in the goal state as "where is the bowl located in the bottom cabinet?" with "layer k" options, the
+    answer is one of the layers the task instructs and the goal view shows (4 or 5 in the cabinet, 4-6 in the
+    fridge): a text-only guesser picking among them scored 49-58% on place_bowl_in_cabinet (issue 29). Marks on
+    the instructed layer and three others, numbered in seeded order, leave the text nothing; the viewer counts
+    the layers from the bottom, as the instruction does."""
+    floors = [float(t) for t in instance.measurements["layer_tops"]]   # each layer's floor, bottom first
+    tops = [*floors, floors[-1] + (floors[-1] - floors[-2])]          # ... and the top layer's top (same pitch)
+    n_layers = len(floors)
+    layer = instance.container.instructed_compartment + 1
+    others = [k for k in range(1, n_layers + 1) if k != layer]
+    chosen = sorted([layer, *(others[i] for i in rng.choice(len(others), N_OPTIONS - 1, replace=False))])
+    front = _front_middle(instance, view)
+    points = {k: np.r_[front, (tops[k - 1] + tops[k]) / 2] for k in chosen}
+    category = view.objects[instance.reference].category
+    noun = display(view.objects[instance.manipulated].category)
+    q = f"Task: {instance.instruction} Which marked layer of the {display(category)} is where the {noun} should go?"
+    return _spot_question(view, {f"layer {k}": p for k, p in points.items()}, f"layer {layer}", "mark", q, rng,
+                          frame="goal", metadata={"layer_bounds": tops, "instructed_layer": layer,
+                                                  "reference": instance.reference})
+
+
+def _front_middle(instance, view) -> np.ndarray:
+    """World xy of the middle of the container footprint's edge nearest the robot, 2 cm inside."""
+    fp = np.asarray(instance.container.footprint, float)
+    robot = np.asarray(view.base_pose[:2], float)
+    edges = [(fp[i], fp[(i + 1) % len(fp)]) for i in range(len(fp))]
+    a, b = min(edges, key=lambda e: float(np.linalg.norm((e[0] + e[1]) / 2 - robot)))
+    middle = (a + b) / 2
+    inward = fp.mean(axis=0) - middle
+    return middle + 0.02 * inward / max(float(np.linalg.norm(inward)), 1e-9)
+
+
+def _spot_question(record, spots: dict[str, np.ndarray], answer: str, noun: str, question: str, rng, *,
+                   frame: str = "initial", metadata: dict) -> Question:
+    """A four-option question whose options are numbered marks on world points ``spots`` (named by their role;
+    ``answer`` the right one), numbers in seeded order ("spot 1".."spot 4"): projected into ``record``'s frame,
+    inside it and clear of each other, or Rejected."""
+    names = list(spots)
+    uv, z = record.frame.project(np.stack([spots[n] for n in names]))
+    w, h = record.image_size
+    r = MARK_RADIUS_PX + 2
+    if (z <= 0).any() or (uv[:, 0] < r).any() or (uv[:, 0] >= w - r).any() or (uv[:, 1] < r).any() \
+            or (uv[:, 1] >= h - r).any():
+        raise Rejected("a marked spot projects outside the frame")
+    if min(np.hypot(*(uv[i] - uv[j])) for i in range(len(names)) for j in range(i)) < SPOT_CLEARANCE_PX:
+        raise Rejected("two marked spots would overlap")
+    numbers = rng.permutation(len(names)) + 1
+    label = {n: f"{noun} {k}" for n, k in zip(names, numbers)}
+    marks = tuple(Mark(str(k), label[n], (int(round(p[0])), int(round(p[1]))), (int(round(p[0])), int(round(p[1]))))
+                  for n, k, p in zip(names, numbers, uv))
+    return _finish("direction", "locate", question, label[answer], [label[n] for n in names if n != answer], rng,
+                   frame=frame, marks=marks,
+                   metadata={"spots": {label[n]: [float(v) for v in spots[n]] for n in names}, **metadata})
 
 
 SPOT_SIDE_OFFSET_M = 0.12
@@ -379,29 +415,12 @@ def _spots(instance, record, rng) -> Question:
     moved = record.objects[instance.manipulated]
     _check_visible(record, [moved.name], None)
     _check_findable(record, [instance.reference])
-    spots = goal_spots(instance)
-    names = list(spots)
-    uv, z = record.frame.project(np.stack([spots[n] for n in names]))
-    w, h = record.image_size
-    r = MARK_RADIUS_PX + 2
-    if (z <= 0).any() or (uv[:, 0] < r).any() or (uv[:, 0] >= w - r).any() or (uv[:, 1] < r).any() \
-            or (uv[:, 1] >= h - r).any():
-        raise Rejected("a goal spot projects outside the frame")
-    if min(np.hypot(*(uv[i] - uv[j])) for i in range(4) for j in range(i)) < SPOT_CLEARANCE_PX:
-        raise Rejected("two goal spots' marks would overlap")
-    numbers = rng.permutation(len(names)) + 1
-    label = {n: f"spot {k}" for n, k in zip(names, numbers)}
-    marks = tuple(Mark(str(k), label[n], (int(round(p[0])), int(round(p[1]))), (int(round(p[0])), int(round(p[1]))))
-                  for n, k, p in zip(names, numbers, uv))
-    noun = display(moved.category)
-    q = f"Task: {instance.instruction} Which marked spot is where the {noun} should be placed?"
     geo = instance.countertop
-    return _finish("direction", "locate", q, label["goal"], [label[n] for n in names if n != "goal"], rng,
-                   marks=marks, metadata={"spots": {label[n]: [float(v) for v in spots[n]] for n in names},
-                                          "reference": instance.reference,
-                                          "reference_center": [float(v) for v in geo.reference_center],
-                                          "right_axis": [float(v) for v in geo.right_axis],
-                                          "side": geo.instructed_side})
+    q = f"Task: {instance.instruction} Which marked spot is where the {display(moved.category)} should be placed?"
+    return _spot_question(record, goal_spots(instance), "goal", "spot", q, rng,
+                          metadata={"reference": instance.reference,
+                                    "reference_center": [float(v) for v in geo.reference_center],
+                                    "right_axis": [float(v) for v in geo.right_axis], "side": geo.instructed_side})
 
 
 def _agree(instance, answer: str) -> None:

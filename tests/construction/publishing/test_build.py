@@ -95,6 +95,12 @@ def test_answers_agree_with_an_independent_check(built):
             rows_bottom_up = sorted({tuple(c[4:]) for c in meta["cells"].values()})
             assert rows_bottom_up.index((z0, z1)) + 1 == int(text.split("x")[0])
             checked.add("locate_cells")
+        elif row["subtype"] == "locate" and "layer_bounds" in meta:
+            # Container placement: the answer mark sits in the instructed layer, counted from the bottom.
+            tops, z = meta["layer_bounds"], meta["spots"][text][2]
+            assert tops[int(row["variant"]) - 1] < z < tops[int(row["variant"])]
+            assert sum(tops[k] < p[2] < tops[k + 1] for p in meta["spots"].values() for k in [int(row["variant"]) - 1]) == 1
+            checked.add("locate_bands")
         elif row["subtype"] == "locate" and "spots" in meta:
             # Directional placement: the answer spot projects on the instructed side of the reference's centre.
             K, T = np.array(meta["camera"]["K"]), np.array(meta["camera"]["T_world_cam"])
@@ -106,11 +112,6 @@ def test_answers_agree_with_an_independent_check(built):
             assert (column(spot) > column([*meta["reference_center"], spot[2]])) == (row["variant"].startswith("right"))
             assert sorted(meta["spots"]) == sorted(row["options"]) == [f"spot {k}" for k in range(1, 5)]
             checked.add("goal_spot")
-        elif row["subtype"] == "locate":
-            low, high = meta["bands"][int(text.split()[-1]) - 1]
-            assert low <= meta["bottom_height"] <= high
-            assert text == f"layer {row['variant']}"
-            checked.add("locate_bands")
         else:
             raise AssertionError(f"{row['id']}: no check for {row['category']} / {row['subtype']}")
     assert seen == set(get_preset("tiny").tasks)
