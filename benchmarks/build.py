@@ -10,8 +10,13 @@ Peak memory is the process's maximum resident set size (``resource.getrusage``),
 processes and on Ray with 2 actors (a local 2-CPU cluster, its start-up timed apart), checks the three outputs are
 the same bytes, and reports images per second and the ratios to 1 process.
 
+``--against REF`` builds the preset at git revision ``REF`` too (a temporary ``git worktree``, run with this venv
+and that tree first on ``PYTHONPATH``), the two one after the other in this run, and reports both wall times, the
+ratio and both counts: the issue-29 check that item rules do not cost the paper build its time or its counts.
+
 Run: ``.venv/bin/python benchmarks/build.py --preset paper`` (``--preset mini`` for a quick check;
-``--preset tiny --compare`` for the engines side by side in about a minute).
+``--preset tiny --compare`` for the engines side by side in about a minute; ``--preset paper --against f81541f``
+for today against an earlier commit).
 """
 
 from __future__ import annotations
@@ -60,10 +65,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="build processes (the target is for the 2 cores)")
     parser.add_argument("--compare", action="store_true",
                         help="1 process vs 2 local processes vs Ray with 2 actors, side by side")
+    parser.add_argument("--against", default=None, metavar="REF",
+                        help="also build at git revision REF (a worktree) and report both side by side")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.compare:
         return compare_engines(args.preset, args.seed)
+    if args.against:
+        return compare_revisions(args.preset, args.seed, args.workers, args.against)
     from bspatial.construction.publishing.build import build
 
     with tempfile.TemporaryDirectory(prefix="bspatial-build-bench-") as tmp:
@@ -126,6 +135,45 @@ def compare_engines(preset: str, seed: int) -> None:
         logger.info("build %s, %-18s %7.2f images/s (%.1f s wall) %.2fx", preset, name, rates[name][0], rates[name][1],
                     rates[name][0] / rates["1 process"][0])
     logger.info("outputs byte-identical across the three: %s", same)
+
+
+def _timed_build(tree: Path, preset: str, seed: int, workers: int, out: Path) -> float:
+    """Wall seconds of ``bspatial build`` run from source tree ``tree`` (a subprocess: its own imports)."""
+    import os
+    import subprocess
+
+    code = ("import sys; from bspatial.cli import app; "
+            f"sys.argv = ['bspatial', 'build', '--preset', {preset!r}, '--seed', '{seed}', '--workers', '{workers}', "
+            f"'--out', {str(out)!r}]; app()")
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, check=True)
+    return time.perf_counter() - start
+
+
+def compare_revisions(preset: str, seed: int, workers: int, ref: str) -> None:
+    """Build ``preset`` at ``ref`` and at the working tree, one after the other; log wall times, ratio and counts."""
+    import subprocess
+
+    here = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="bspatial-build-against-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(["git", "-C", str(here), "worktree", "add", "--detach", "-q", str(tree), ref], check=True)
+        try:
+            results = {}
+            for name, source in ((ref, tree), ("this tree", here)):
+                out = Path(tmp) / name.replace(" ", "-")
+                wall = _timed_build(source, preset, seed, workers, out)
+                results[name] = (wall, count_written(out))
+        finally:
+            subprocess.run(["git", "-C", str(here), "worktree", "remove", "--force", str(tree)], check=False)
+    (old_wall, old_counts), (new_wall, new_counts) = results[ref], results["this tree"]
+    rows = {name: {suite: {c: r for c, (r, _) in configs.items()} for suite, configs in counts.items()}
+            for name, counts in ((ref, old_counts), ("this tree", new_counts))}
+    logger.info("build %s at %s: %.1f min; this tree: %.1f min; ratio %.2fx (target < 10 min)", preset, ref,
+                old_wall / 60, new_wall / 60, new_wall / old_wall)
+    logger.info("rows per config the same: %s (%s: %s; this tree: %s)", rows[ref] == rows["this tree"], ref,
+                rows[ref], rows["this tree"])
 
 
 if __name__ == "__main__":
