@@ -93,6 +93,14 @@ def check_category(category: str, *, field_name: str = "category") -> str:
 # ----------------------------------------------------------------------------- small value types
 
 
+def _rgba(field_name: str, value) -> tuple[float, ...]:
+    """A colour (r, g, b, a) with every channel in [0, 1]; errors name ``field_name`` and the value."""
+    rgba = _vec(field_name, value, 4)
+    if min(rgba) < 0 or max(rgba) > 1:
+        raise ValueError(f"{field_name} must lie in [0, 1], got {value!r}")
+    return rgba
+
+
 def _vec(name: str, value, n: int) -> tuple[float, ...]:
     try:
         arr = np.asarray(value, dtype=float).reshape(-1)
@@ -252,10 +260,7 @@ class Part:
         if min(size) <= 0:
             raise ValueError(f"part.size must be positive, got {self.size!r}")
         object.__setattr__(self, "size", size)
-        rgba = _vec("part.rgba", self.rgba, 4)
-        if min(rgba) < 0 or max(rgba) > 1:
-            raise ValueError(f"part.rgba must lie in [0, 1], got {self.rgba!r}")
-        object.__setattr__(self, "rgba", rgba)
+        object.__setattr__(self, "rgba", _rgba("part.rgba", self.rgba))
 
     def local_half_extents(self) -> np.ndarray:
         """Half extents of this part's own axis-aligned box (in the part frame)."""
@@ -451,10 +456,7 @@ class Ceiling:
             if not (x0 <= x <= x1 and y0 <= y <= y1):
                 raise ValueError(f"ceiling.lights[{i}] must lie within bounds {bounds}, got {(x, y)}")
         object.__setattr__(self, "lights", lights)
-        rgba = _vec("ceiling.rgba", self.rgba, 4)
-        if min(rgba) < 0 or max(rgba) > 1:
-            raise ValueError(f"ceiling.rgba must lie in [0, 1], got {self.rgba!r}")
-        object.__setattr__(self, "rgba", rgba)
+        object.__setattr__(self, "rgba", _rgba("ceiling.rgba", self.rgba))
         if not 0 < self.light_radius < min(x1 - x0, y1 - y0) / 2:
             raise ValueError(f"ceiling.light_radius must be positive and fit the ceiling, got {self.light_radius!r}")
 
