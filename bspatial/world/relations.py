@@ -228,6 +228,13 @@ def camera_direction(a, b, T_world_cam) -> str | None:
                      {"right": "left", "front": "back", "above": "below"})
 
 
+def camera_plane_direction(a, b, T_world_cam) -> str | None:
+    """Where ``a`` is relative to ``b`` across the image, depth left out: left / right (camera x) or above / below
+    (world z), the dominant one by ``DIRECTION_DOMINANCE``, or None if ambiguous."""
+    offsets = camera_offsets(a, b, T_world_cam)
+    return _dominant({k: offsets[k] for k in ("right", "above")}, {"right": "left", "above": "below"})
+
+
 def camera_offsets(a, b, T_world_cam) -> dict[str, float]:
     """Signed offset (m) of ``a`` from ``b`` towards each of :data:`DIRECTIONS`, camera perspective
     (the axes of :func:`camera_direction`; "left" is minus "right"). A direction holds to the extent its

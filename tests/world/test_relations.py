@@ -78,9 +78,20 @@ def test_front_is_depth_along_the_optical_axis_of_a_camera_looking_down():
     sponge, bowl = np.array([1.0, 0.0, 1.2]), np.array([1.49, 0.0, 0.34])
     offsets = relations.camera_offsets(bowl, sponge, T)
     assert offsets["front"] == pytest.approx(0.49 * c + 0.86 * s) and offsets["below"] == pytest.approx(0.86)
-    assert relations.camera_direction(bowl, sponge, T) is None
+    assert calc.camera_direction(bowl, sponge, T) is None
     assert "front" not in relations.false_directions(offsets, "below")
     # Level camera (looking along +x): depth is the horizontal offset, 0.49 m, and "below" dominates.
     level = np.eye(4)
     level[:3, 0], level[:3, 1], level[:3, 2] = (0.0, -1.0, 0.0), (0.0, 0.0, -1.0), (1.0, 0.0, 0.0)
-    assert relations.camera_offsets(bowl, sponge, level)["front"] == pytest.approx(0.49)
+    assert calc.camera_offsets(bowl, sponge, level)["front"] == pytest.approx(0.49)
+
+
+def test_camera_plane_direction_leaves_depth_out():
+    # Camera at the origin looking along world +x (OpenCV: camera x = world -y, camera z = world +x).
+    T = np.array([[0, 0, 1, 0], [-1, 0, 0, 0], [0, -1, 0, 0], [0, 0, 0, 1.0]])
+    hand = np.array([1.0, 0.0, 0.0])
+    # 0.5 m deeper and 0.2 m to the image's right (world -y): in 3D "front" wins, across the image "right".
+    assert calc.camera_direction(hand + [0.5, -0.2, 0.0], hand, T) == "front"
+    assert calc.camera_plane_direction(hand + [0.5, -0.2, 0.0], hand, T) == "right"
+    assert calc.camera_plane_direction(hand + [0.5, 0.0, -0.3], hand, T) == "below"
+    assert calc.camera_plane_direction(hand + [0.5, 0.2, 0.19], hand, T) is None   # neither dominates
