@@ -22,20 +22,14 @@ from bspatial.catalog.schema import CONSTRUCTION_FRAME_SIZE, HEAD_CAMERA
 from bspatial.sim.backend import CameraFrame, SimBackend
 from bspatial.world.spec import SceneSpec
 from bspatial.tasks.base import TaskInstance
-from bspatial.tasks.conditions import goal_state_scene
 
-GOAL_VIEW_BACKOFF_M = 0.6
-"""Container goal views: the robot steps back this far (along its heading) after placing ..."""
-GOAL_VIEW_TORSO = (0.6, -1.2, 0.2, 0.0)
+CONTAINER_VIEW_BACKOFF_M = 0.6
+"""Container views: the robot steps back this far (along its heading) from its start ..."""
+CONTAINER_VIEW_TORSO = (0.6, -1.2, 0.2, 0.0)
 """... and crouches (torso pitch hinges folded like knees, chest tilted back 0.2 rad). Standing, the head
 camera looks down about 35 degrees onto the shelf fronts and the shelves above hide the lower layers
 (measured: a bowl in bottom-cabinet layers 1-4 covers 0-28 px of the 720x720 frame); crouched and backed
-off, layers 3-5 show 875-1,267 px. Layers 1-2 stay below the answer-visibility threshold, so the build
-hands their questions to the visible layers (Section 3.3: suite-specific visibility requirements)."""
-GOAL_VIEW_HIDDEN_LAYERS: dict[str, tuple[int, ...]] = {"bottom_cabinet": (1, 2)}
-"""Container layers (1 = bottom) that the goal view cannot show (measured, see :data:`GOAL_VIEW_TORSO`):
-no question has them as its answer, so the layer template offers at most one of them as a distractor."""
-
+off, every layer's front is in view for the marked-layer question."""
 MIN_VISIBLE_PIXELS = 400
 """Visibility of queried and candidate objects: segmentation pixels in the 720x720 frame. Implementation
 choice scaled from the tasks' 40 px at 224x224 (x10.3 in area); Appendix 11 names no number."""
@@ -196,16 +190,9 @@ def _box2d(mask: np.ndarray) -> tuple[int, int, int, int]:
     return int(cols.min()), int(rows.min()), int(cols.max()) + 1, int(rows.max()) + 1
 
 
-def goal_view_scene(instance: TaskInstance) -> SceneSpec:
-    """The goal-state scene as the goal-state question's frame shows it: container tasks from the
-    backed-off, crouched pose (:data:`GOAL_VIEW_BACKOFF_M`, :data:`GOAL_VIEW_TORSO`), others as is."""
-    scene = goal_state_scene(instance)
-    return scene if instance.container is None else _container_view(scene)
-
-
 def container_view_scene(instance: TaskInstance) -> SceneSpec:
-    """The task's start scene seen from the goal view's backed-off, crouched pose (container tasks): every layer's
-    front in view, the object not yet placed."""
+    """The task's start scene seen from a backed-off, crouched pose (:data:`CONTAINER_VIEW_BACKOFF_M`,
+    :data:`CONTAINER_VIEW_TORSO`; container tasks): every layer's front in view, the object not yet placed."""
     if instance.container is None:
         raise ValueError(f"task {instance.task!r} has no container")
     return _container_view(instance.scene)
@@ -216,8 +203,8 @@ def _container_view(scene: SceneSpec) -> SceneSpec:
     import math
 
     r = scene.robot
-    robot = dataclasses.replace(r, x=r.x - GOAL_VIEW_BACKOFF_M * math.cos(r.yaw),
-                                y=r.y - GOAL_VIEW_BACKOFF_M * math.sin(r.yaw), torso=GOAL_VIEW_TORSO)
+    robot = dataclasses.replace(r, x=r.x - CONTAINER_VIEW_BACKOFF_M * math.cos(r.yaw),
+                                y=r.y - CONTAINER_VIEW_BACKOFF_M * math.sin(r.yaw), torso=CONTAINER_VIEW_TORSO)
     return dataclasses.replace(scene, robot=robot)
 
 

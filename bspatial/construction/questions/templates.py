@@ -40,7 +40,7 @@ import numpy as np
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, ORDINAL_GAP_M, SIZE_MARGIN
 from bspatial.world import relations
 from bspatial.world.relations import spoken
-from bspatial.construction.items.frames import GOAL_VIEW_HIDDEN_LAYERS, STRUCTURAL_CATEGORIES, FrameRecord, \
+from bspatial.construction.items.frames import STRUCTURAL_CATEGORIES, FrameRecord, \
     Rejected
 from bspatial.construction.items.marks import MARK_RADIUS_PX, Mark, anchor_point, mark_frame
 from bspatial.scoring.choice import LETTERS

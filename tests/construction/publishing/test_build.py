@@ -300,26 +300,21 @@ def test_paper_preset_carries_the_paper_totals():
         Preset("bad", ("reach_dice",), 1, 1, navigation_per_task=(("move_to_bar", -1),))
 
 
-def test_container_goal_view_sees_into_a_layer_the_standing_view_cannot():
-    from bspatial.construction.items.frames import MIN_ANSWER_PIXELS, capture, goal_view_scene
-    from bspatial.tasks.conditions import goal_state_scene
-    from bspatial.sim import MujocoBackend
+def test_container_view_is_the_start_scene_from_a_backed_off_crouched_pose():
+    import math
+
+    from bspatial.construction.items.frames import CONTAINER_VIEW_BACKOFF_M, CONTAINER_VIEW_TORSO, \
+        container_view_scene
     from bspatial.tasks import sample_instance
 
     inst = sample_instance("place_bowl_in_cabinet", "4", 0)
-    sim = MujocoBackend(max_render_size=720)
-    try:
-        standing = capture(sim, goal_state_scene(inst)).objects[inst.manipulated].pixels
-        crouched = capture(sim, goal_view_scene(inst))
-    finally:
-        sim.close()
-    assert standing < MIN_ANSWER_PIXELS <= crouched.objects[inst.manipulated].pixels
-    # The goal state itself is unchanged: the bowl rests in the instructed layer's band.
-    low, high = inst.container.compartment_bands[inst.container.instructed_compartment]
-    bowl = crouched.objects[inst.manipulated]
-    assert low - 0.02 <= bowl.center[2] - bowl.extents[2] / 2 <= high
-    other = sample_instance("place_carving_knife", "left/microwave", 0)
-    assert goal_view_scene(other).robot == goal_state_scene(other).robot   # countertop views are unchanged
+    view = container_view_scene(inst)
+    assert view.objects == inst.scene.objects            # nothing placed yet: the bowl is where the episode starts
+    start, robot = inst.scene.robot, view.robot
+    assert math.hypot(robot.x - start.x, robot.y - start.y) == pytest.approx(CONTAINER_VIEW_BACKOFF_M)
+    assert robot.torso == CONTAINER_VIEW_TORSO and robot.yaw == start.yaw
+    with pytest.raises(ValueError, match="no container"):
+        container_view_scene(sample_instance("place_carving_knife", "left/microwave", 0))
 
 
 def test_blind_circular_and_clustered_runs_work_on_the_builds_tiny_config(built, tmp_path, monkeypatch):
