@@ -148,6 +148,14 @@ class FrameRecord:
             return f"{name} covers {state.pixels} px (< {floor:.0f}: its floor for a projected box of {area:.0f} px)"
         return None
 
+    def require_findable(self, names, prefix: str = "") -> None:
+        """Raise :class:`Rejected` ("<prefix>not findable: <why>") for the first of ``names`` that is not
+        :meth:`findable`: what VQA questions and IR instructions name must be."""
+        for name in names:
+            why = self.findable(name)
+            if why is not None:
+                raise Rejected(f"{prefix}not findable: {why}")
+
     def camera_dict(self) -> dict:
         return {"K": self.frame.K.tolist(), "T_world_cam": self.frame.T_world_cam.tolist()}
 
@@ -183,6 +191,27 @@ def record_frame(sim: SimBackend, scene: SceneSpec, *, size: int = CONSTRUCTION_
     state = sim.robot_state()
     return FrameRecord(frame=frame, objects=objects, base_pose=state.base_pose.copy(),
                        eef_pos={k: v.copy() for k, v in state.eef_pos.items()})
+
+
+VIEW_STRUCTURE = frozenset({"walls", "floors"})
+"""Categories of a floor plan's structure: what a current view may not consist of alone (ceilings are not scene
+objects: they segment as background, :mod:`bspatial.sim.render`)."""
+
+
+def view_shares(frame, scene) -> tuple[float, float]:
+    """(walls, furniture and objects) shares of ``frame``'s pixels, by the segmentation of ``scene``'s objects (the
+    robot's own body counts as neither): the multi-frame last-frame rule and the navigation current-view rule."""
+    category = {o.name: o.category for o in scene.objects}
+    counts = np.bincount(frame.segmentation[frame.segmentation >= 0].ravel())
+    walls = content = 0
+    for i, name in frame.id_to_name.items():
+        if i >= len(counts) or name not in category:
+            continue
+        if category[name] == "walls":
+            walls += int(counts[i])
+        elif category[name] not in VIEW_STRUCTURE:
+            content += int(counts[i])
+    return walls / frame.segmentation.size, content / frame.segmentation.size
 
 
 def _box2d(mask: np.ndarray) -> tuple[int, int, int, int]:

@@ -81,6 +81,7 @@ from bspatial.catalog.thresholds import DIRECTION_DISTRACTOR_RATIO, DISTANCE_MAR
 from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_ANSWER_PIXELS, MIN_ROOM_PIXELS, \
     MIN_VIEW_CONTENT_SHARE, MIN_VISIBLE_PIXELS
 from bspatial.construction.quality import priors
+from bspatial.scoring.geometry import project_points
 from bspatial.construction.quality.report import QualityFailure
 from bspatial.world import relations
 
@@ -178,14 +179,8 @@ def _offsets(a, b, T_world_cam) -> dict[str, float]:
 
 
 def project(points, camera) -> tuple[np.ndarray, np.ndarray]:
-    """World points -> (pixel (u, v), depth) for the record's camera (OpenCV convention: z along the optical axis)."""
-    T = np.asarray(camera["T_world_cam"], float)
-    cam = (np.asarray(points, float) - T[:3, 3]) @ T[:3, :3]
-    z = cam[:, 2]
-    K = np.asarray(camera["K"], float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        uv = np.stack([K[0, 0] * cam[:, 0] / z + K[0, 2], K[1, 1] * cam[:, 1] / z + K[1, 2]], axis=1)
-    return uv, z
+    """World points -> (pixel (u, v), depth) for the record's camera (its ``K`` and ``T_world_cam``)."""
+    return project_points(points, camera["K"], camera["T_world_cam"])
 
 
 _GRID9 = np.stack(np.meshgrid(*[np.linspace(-0.5, 0.5, 9)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)

@@ -50,7 +50,8 @@ from bspatial.common.seeds import derive_seed
 from bspatial.catalog.thresholds import DISTANCE_MARGIN, SIZE_MARGIN
 from bspatial.world import relations
 from bspatial.construction.questions.activities import ROOM_NAMES, ActivityScene
-from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_ROOM_PIXELS, FrameRecord, Rejected
+from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_ROOM_PIXELS, FrameRecord, Rejected, \
+    view_shares
 from bspatial.construction.items.marks import Mark, mark_frame
 from bspatial.construction.items.records import VQARecord
 from bspatial.construction.questions.templates import Question, display, four_options
@@ -377,9 +378,7 @@ def room_pixels(frames, ascene: ActivityScene) -> dict[str, int]:
 
 def wall_share(frame, ascene: ActivityScene) -> float:
     """Share of ``frame``'s pixels that show walls (the last-frame rule, :data:`MAX_LAST_FRAME_WALL_SHARE`)."""
-    walls = {o.name for o in ascene.scene.objects if o.category == "walls"}
-    ids = [i for i, name in frame.id_to_name.items() if name in walls]
-    return float(np.isin(frame.segmentation, ids).mean())
+    return view_shares(frame, ascene.scene)[0]
 
 
 def quadrant(offset_xy, yaw: float) -> str | None:

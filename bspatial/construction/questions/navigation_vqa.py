@@ -43,7 +43,7 @@ from bspatial.catalog.schema import CONTEXT_FRAMES
 from bspatial.catalog.thresholds import QUADRANT_AXIS_MARGIN_DEG
 from bspatial.common.seeds import derive_seed
 from bspatial.construction.quality.debias import balanced_choice
-from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_VIEW_CONTENT_SHARE
+from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_VIEW_CONTENT_SHARE, view_shares
 from bspatial.construction.items.records import VQARecord
 from bspatial.world import relations
 
@@ -165,27 +165,8 @@ def view_at(backend: SimBackend, pose: Sequence[float], *, size: int = NAV_FRAME
     return backend.render("head", width=size, height=size)
 
 
-VIEW_STRUCTURE = frozenset({"walls", "floors"})
-"""Categories of a floor plan's structure: what a current view may not consist of alone (ceilings are not scene
-objects: they segment as background, :mod:`bspatial.sim.render`)."""
 MAX_VIEW_ROUNDS = 100
 """Pick rounds (each drops the picked views that fail :func:`view_ok` and picks again) before a shortfall."""
-
-
-def view_shares(frame, scene) -> tuple[float, float]:
-    """(walls, furniture and objects) shares of ``frame``'s pixels, by the segmentation of ``scene``'s objects (the
-    robot's own body counts as neither)."""
-    category = {o.name: o.category for o in scene.objects}
-    counts = np.bincount(frame.segmentation[frame.segmentation >= 0].ravel())
-    walls = content = 0
-    for i, name in frame.id_to_name.items():
-        if i >= len(counts) or name not in category:
-            continue
-        if category[name] == "walls":
-            walls += int(counts[i])
-        elif category[name] not in VIEW_STRUCTURE:
-            content += int(counts[i])
-    return walls / frame.segmentation.size, content / frame.segmentation.size
 
 
 def view_ok(walls: float, content: float) -> bool:

@@ -140,14 +140,6 @@ def _check_visible(record: FrameRecord, names, answer: str | None) -> None:
             raise Rejected(f"{n} covers {state.pixels} px (too few{' for the answer' if n == answer else ''})")
 
 
-def _check_findable(record: FrameRecord, names) -> None:
-    """Entities a question names (landmarks, references) must be findable, not slivers (:meth:`FrameRecord.findable`)."""
-    for n in names:
-        why = record.findable(n)
-        if why is not None:
-            raise Rejected(f"not findable: {why}")
-
-
 def _labels(instance: TaskInstance, record: FrameRecord, names, rng, numbers_from: int | None = None,
             noun: str | None = None, marked: bool = False) -> tuple[dict[str, str], tuple, tuple[str, ...]]:
     """Option text per object, the marks to draw (when categories repeat, or always with ``marked``), and the
@@ -223,7 +215,7 @@ def _distance(instance, record, rng) -> Question:
     _check_visible(record, names, answer)
     # The landmark the question names must be findable in the frame (measured: 8.1% of these items named
     # a bottom cabinet or chair under 300 px; then slivers at the frame's edge, chairs hidden by the table).
-    _check_findable(record, [instance.reference])
+    record.require_findable([instance.reference])
     if len(names) < N_OPTIONS:
         # Three candidates: the fourth option is another object visible in the frame that loses by the
         # margin (Section 3.3: distractors "drawn from the corresponding objects"), and every option is a
@@ -414,7 +406,7 @@ def _spots(instance, record, rng) -> Question:
     the reference."""
     moved = record.objects[instance.manipulated]
     _check_visible(record, [moved.name], None)
-    _check_findable(record, [instance.reference])
+    record.require_findable([instance.reference])
     geo = instance.countertop
     q = f"Task: {instance.instruction} Which marked spot is where the {display(moved.category)} should be placed?"
     return _spot_question(record, goal_spots(instance), "goal", "spot", q, rng,
