@@ -220,6 +220,11 @@ class SimBackend(Protocol):
         """RGB, depth, instance segmentation, K and T_world_cam of one camera; ``rgb_only``: depth and segmentation
         None (a backend may then skip their cost)."""
 
+    def camera_geometry(self, camera: str, *, width: int | None = None, height: int | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """(K, T_world_cam) that :meth:`render` would report for ``camera`` now, without rendering: what decides
+        whether an object can be in view before a frame is paid for."""
+
     def contacts(self) -> list[Contact]:
         """Current contacts between bodies, with normal force."""
 

@@ -557,6 +557,27 @@ class MujocoBackend:
                rgb_only: bool = False) -> CameraFrame:
         """RGB + depth + instance segmentation of ``camera`` in two passes (see :mod:`bspatial.sim.render`); with
         ``rgb_only`` one pass, depth and segmentation None (what a policy or a demonstration reads)."""
+        width, height = self._frame_size(camera, width, height)
+        if self._renderer is None:
+            size = self.max_render_size
+            if self._gl is None:
+                self._gl = gl_context_class()(size, size)
+            self._renderer = SegmentationRenderer(self.model, self.geom_instance, size, size, gl=self._gl)
+        cam_id = self._camera_ids[camera]
+        rgb, depth, seg = self._renderer.render(self.data, cam_id, width, height, rgb_only=rgb_only)
+        K, T_world_cam = self.camera_geometry(camera, width=width, height=height)
+        return CameraFrame(camera=camera, rgb=rgb, depth=depth, segmentation=seg, id_to_name=dict(self.id_to_name),
+                           K=K, T_world_cam=T_world_cam)
+
+    def camera_geometry(self, camera: str, *, width: int | None = None, height: int | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        width, height = self._frame_size(camera, width, height)
+        cam_id = self._camera_ids[camera]
+        return (intrinsics_from_fovy(width, height, float(self.model.cam_fovy[cam_id])),
+                camera_to_world(self.data.cam_xpos[cam_id], self.data.cam_xmat[cam_id]))
+
+    def _frame_size(self, camera: str, width: int | None, height: int | None) -> tuple[int, int]:
+        """The (width, height) a render of ``camera`` gets (the camera's default size when None), checked."""
         self._require_loaded()
         if camera not in self._camera_ids:
             raise ValueError(f"camera must be one of {list(self.cameras)}, got {camera!r}")
@@ -565,16 +586,7 @@ class MujocoBackend:
         for field_name, value in (("width", width), ("height", height)):
             if not 0 < value <= self.max_render_size:
                 raise ValueError(f"{field_name} must be in 1..{self.max_render_size}, got {value}")
-        if self._renderer is None:
-            size = self.max_render_size
-            if self._gl is None:
-                self._gl = gl_context_class()(size, size)
-            self._renderer = SegmentationRenderer(self.model, self.geom_instance, size, size, gl=self._gl)
-        cam_id = self._camera_ids[camera]
-        rgb, depth, seg = self._renderer.render(self.data, cam_id, width, height, rgb_only=rgb_only)
-        return CameraFrame(camera=camera, rgb=rgb, depth=depth, segmentation=seg, id_to_name=dict(self.id_to_name),
-                           K=intrinsics_from_fovy(width, height, float(self.model.cam_fovy[cam_id])),
-                           T_world_cam=camera_to_world(self.data.cam_xpos[cam_id], self.data.cam_xmat[cam_id]))
+        return width, height
 
     def _close_renderer(self) -> None:
         if self._renderer is not None:

@@ -86,8 +86,8 @@ def clutter_rng(scene: SceneSpec) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(digest.digest()[:8], "little"))
 
 
-def _footprint(obj: ObjectSpec) -> tuple[np.ndarray, float]:
-    lo, hi = object_box(obj).aabb()
+def _footprint(aabb: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, float]:
+    lo, hi = aabb
     return (lo[:2] + hi[:2]) / 2, float(np.linalg.norm((hi - lo)[:2]) / 2)
 
 
@@ -133,18 +133,13 @@ def _in_corridor(xy: np.ndarray, radius: float, origin: np.ndarray, end: np.ndar
     return float(np.linalg.norm(xy - (origin + t * along))) < radius + end_radius + gap
 
 
-def _stands_at(obj: ObjectSpec, height: float) -> bool:
-    return abs(float(object_box(obj).aabb()[0][2]) - height) < 0.03
+def _stands_at(aabb: tuple[np.ndarray, np.ndarray], height: float) -> bool:
+    return abs(float(aabb[0][2]) - height) < 0.03
 
 
-def _on(surface: Surface, obj: ObjectSpec) -> bool:
-    lo, hi = object_box(obj).aabb()
-    return _stands_at(obj, surface.height) and _inside(surface.polygon, (lo[:2] + hi[:2]) / 2, -0.01)
-
-
-def _xy_box(obj: ObjectSpec) -> tuple[np.ndarray, np.ndarray]:
-    lo, hi = object_box(obj).aabb()
-    return lo[:2], hi[:2]
+def _on(surface: Surface, aabb: tuple[np.ndarray, np.ndarray]) -> bool:
+    lo, hi = aabb
+    return _stands_at(aabb, surface.height) and _inside(surface.polygon, (lo[:2] + hi[:2]) / 2, -0.01)
 
 
 def _box_distance(xy: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
@@ -173,23 +168,28 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
     if not surfaces:
         return scene
     rng = clutter_rng(scene)
+    # Every object's world box, once (object_box recomputed per check was a fifth of a draw's sampling).
+    aabb = {o.name: object_box(o).aabb() for o in scene.objects}
     origin = np.array([scene.robot.x, scene.robot.y], float)
     heading = np.array([np.cos(scene.robot.yaw), np.sin(scene.robot.yaw)])
     side = np.array([-heading[1], heading[0]])   # the robot's left
     # What stands on a furniture top gets a corridor (a reference, a plate, a book); on the floor that would be
     # the furniture itself, whose corridors (a sofa's is over 2 m wide) would leave no floor free.
-    resting = [o.name for o in scene.objects for s in surfaces if s.owner and o.name != s.owner and _on(s, o)]
-    corridors = [_footprint(by_name[n]) for n in dict.fromkeys((*protected, *resting)) if n in by_name]
+    resting = [o.name for o in scene.objects for s in surfaces
+               if s.owner and o.name != s.owner and _on(s, aabb[o.name])]
+    corridors = [_footprint(aabb[n]) for n in dict.fromkeys((*protected, *resting)) if n in by_name]
     corridors += [(np.asarray(g, float)[:2], 0.06) for g in goals]
     used = {o.category for o in scene.objects}
     added: list[ObjectSpec] = []
     for i in range(int(rng.integers(CLUTTER_PER_SCENE[0], CLUTTER_PER_SCENE[1] + 1))):
         surface = surfaces[int(rng.integers(len(surfaces)))]
         on_floor = not surface.owner
-        occupied = [_footprint(o) for o in (*scene.objects, *added) if o.name != surface.owner and _on(surface, o)]
+        occupied = [_footprint(aabb[o.name]) for o in (*scene.objects, *added)
+                    if o.name != surface.owner and _on(surface, aabb[o.name])]
         # On the floor, furniture whose centre lies outside the area still reaches into it (a sofa behind it):
         # everything standing on the floor keeps the gap, measured to its box.
-        floor_boxes = [_xy_box(o) for o in (*scene.objects, *added) if _stands_at(o, surface.height)] if on_floor else []
+        floor_boxes = [(aabb[o.name][0][:2], aabb[o.name][1][:2]) for o in (*scene.objects, *added)
+                       if _stands_at(aabb[o.name], surface.height)] if on_floor else []
         lo, hi = surface.polygon.min(0), surface.polygon.max(0)
         for _ in range(PLACEMENT_TRIES):   # a fresh category, size and spot per try: small things fit more often
             choices = [c for c in CLUTTER_KINDS[owners[surface.owner]] if c not in used]
@@ -217,6 +217,7 @@ def add_clutter(task: str, scene: SceneSpec, protected: tuple[str, ...], goals=(
             # the generator's stream (and so every later draw) as it was when each try built its object.
             added.append(make_object(kind, f"{kind.category}_clutter_{i}", length,
                                      (float(xy[0]), float(xy[1]), surface.height), yaw, rng))
+            aabb[added[-1].name] = object_box(added[-1]).aabb()
             used.add(kind.category)
             break
     return dataclasses.replace(scene, objects=scene.objects + tuple(added)) if added else scene

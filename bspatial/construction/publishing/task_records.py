@@ -132,7 +132,8 @@ def _draw_variant(sim: SimBackend, quotas: _Quotas, drafts: list, seed: int, tas
     """Draw instances of one variant until its quotas are met or ``draws`` run out. A suite whose frames never
     qualify for this variant within :data:`GIVE_UP_DRAWS` draws is given up (its quota moves on in round 1)
     instead of burning the whole draw budget."""
-    from bspatial.construction.items.frames import capture
+    from bspatial.construction.ir_labels import named_reference
+    from bspatial.construction.items.frames import out_of_view, record_frame
     from bspatial.tasks import sample_instance
 
     tried, got = {"vqa": 0, "ir": 0}, {"vqa": 0, "ir": 0}
@@ -148,7 +149,17 @@ def _draw_variant(sim: SimBackend, quotas: _Quotas, drafts: list, seed: int, tas
         except ValueError as error:
             quotas.reject(str(error))
             continue
-        record = capture(sim, instance.scene)
+        sim.load(instance.scene)
+        # Both suites name the instruction's reference and reject a frame where it is not findable (the VQA
+        # templates and ir_labels): a reference cut by the frame's edge is rejected before the frame is rendered.
+        reference = named_reference(instance)
+        why = None if reference is None else out_of_view(sim, instance.scene, [reference])
+        if why is not None:
+            tried["vqa"] += want_vqa
+            tried["ir"] += want_ir
+            quotas.reject(f"not findable: {why}")
+            continue
+        record = record_frame(sim, instance.scene)
         item_id = f"{task}-{_slug(variant)}-{draw:08x}"
         meta = {"seed": draw, "build_seed": seed, "target": instance.target, "candidates": list(instance.candidates),
                 "camera": record.camera_dict()}
