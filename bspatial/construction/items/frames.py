@@ -13,6 +13,7 @@ Container placement tasks also get a *container view*: the start scene from a ba
 from __future__ import annotations
 
 import io
+import zlib
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -286,10 +287,17 @@ def _container_view(scene: SceneSpec) -> SceneSpec:
     return dataclasses.replace(scene, robot=robot)
 
 
+PNG_ZLIB_STRATEGY = zlib.Z_RLE
+"""zlib's run-length strategy for the suites' PNGs: rendered frames are long runs of equal bytes after PNG's
+filters. Measured on 20 task frames (720 px): 18 ms and 217 kB per frame, against 62 ms and 199 kB with zlib's
+default strategy (level 6): encoding was a third of a general-VQA job and the paper build missed its 10 minutes."""
+
+
 def png_bytes(rgb: np.ndarray) -> bytes:
     """Lossless PNG of an (H, W, 3) uint8 frame (deterministic bytes for identical pixels)."""
     from PIL import Image
 
     buffer = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(rgb)).save(buffer, format="PNG", optimize=False)
+    Image.fromarray(np.ascontiguousarray(rgb)).save(buffer, format="PNG", optimize=False,
+                                                    compress_type=PNG_ZLIB_STRATEGY)
     return buffer.getvalue()

@@ -49,9 +49,27 @@ _CHANCE = 0.25
 _PSEUDO = 4.0
 
 
+class PoolFeatures:
+    """The blind baseline's feature matrix of one pool of rows, kept for every :func:`balanced_choice` over that
+    pool: the navigation build picks from the same pool again after excluding the views that fail (one round per
+    batch of failures), and computing the features was 35% of its job."""
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        self.rows = rows
+        self._order: np.ndarray | None = None
+        self._matrix: tuple | None = None
+
+    def matrix(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """:func:`_feature_matrix` of the rows visited in ``order`` (computed again only for another order)."""
+        if self._order is None or not np.array_equal(order, self._order):
+            self._order, self._matrix = order.copy(), _feature_matrix([self.rows[i] for i in order])
+        return self._matrix
+
+
 def balanced_choice(rows: Sequence[Mapping[str, Any]], n: int, balance: Sequence[Hashable],
                     rng: np.random.Generator, *, same: Sequence[Hashable] | None = None,
-                    frames: Sequence[Hashable] | None = None, room: dict | None = None) -> list[int]:
+                    frames: Sequence[Hashable] | None = None, room: dict | None = None,
+                    features: PoolFeatures | None = None) -> list[int]:
     """Indices of up to ``n`` of ``rows`` (quality-record shape) chosen to balance the blind baseline's features.
 
     Args:
@@ -63,6 +81,7 @@ def balanced_choice(rows: Sequence[Mapping[str, Any]], n: int, balance: Sequence
         same: rows sharing a value are one question with different distractors: at most one is picked.
         frames, room: each row's source frame and the questions each frame may still give (the per-frame
             cap); ``room`` is updated in place, so several calls can share one cap.
+        features: the :class:`PoolFeatures` of ``rows`` when the same pool is picked from again (else computed).
 
     Returns:
         The chosen indices, sorted; fewer than ``n`` when the pool (or the frames' room) runs out.
@@ -71,7 +90,9 @@ def balanced_choice(rows: Sequence[Mapping[str, Any]], n: int, balance: Sequence
     if n == 0 or not rows:
         return []
     order = rng.permutation(len(rows))
-    ids, is_answer, weight, pad = _feature_matrix([rows[i] for i in order])
+    if features is not None and len(features.rows) != len(rows):
+        raise ValueError(f"features are of a pool of {len(features.rows)} rows, not of these {len(rows)}")
+    ids, is_answer, weight, pad = (features or PoolFeatures(rows)).matrix(order)
     step = np.where(is_answer, 1 - _CHANCE, -_CHANCE)
     d = np.zeros(pad + 1)  # c_f - s_f / 4
     s = np.zeros(pad + 1)  # s_f

@@ -42,7 +42,7 @@ from bspatial.sim.backend import SimBackend
 from bspatial.catalog.schema import CONTEXT_FRAMES
 from bspatial.catalog.thresholds import QUADRANT_AXIS_MARGIN_DEG
 from bspatial.common.seeds import derive_seed
-from bspatial.construction.quality.debias import balanced_choice
+from bspatial.construction.quality.debias import PoolFeatures, balanced_choice
 from bspatial.construction.items.frames import MAX_LAST_FRAME_WALL_SHARE, MIN_VIEW_CONTENT_SHARE, view_shares
 from bspatial.construction.items.records import VQARecord
 from bspatial.world import relations
@@ -141,17 +141,24 @@ def candidate_questions(backend: SimBackend, instance, rng: np.random.Generator,
 
 
 def pick_questions(pool: Sequence[NavQuestion], spawn_of: Sequence[int], n: int, rng: np.random.Generator,
-                   per_spawn: int, excluded: Collection[int] = ()) -> list[int]:
+                   per_spawn: int, excluded: Collection[int] = (), features: PoolFeatures | None = None) -> list[int]:
     """Indices of ``n`` of a task's candidate questions: the prior-balanced pick of
     :func:`~bspatial.construction.quality.debias.balanced_choice`, spread over the quadrants, at most ``per_spawn``
     from each spawn (``spawn_of[i]``: the spawn of ``pool[i]``), none of ``excluded``. Fewer when the pool runs out.
     Excluded candidates stay in the pool with no room (rather than leaving it), so the seeded visiting order and
-    hence the rest of the pick do not change."""
-    rows = [{"category": "direction", "question": q.question, "options": list(q.options), "answer": q.answer}
-            for q in pool]
+    hence the rest of the pick do not change. ``features``: the pool's :func:`pool_features` when picking from it
+    again."""
     frames = [("excluded", i) if i in excluded else spawn_of[i] for i in range(len(pool))]
     room = {**dict.fromkeys(set(spawn_of), per_spawn), **{("excluded", i): 0 for i in excluded}}
-    return balanced_choice(rows, n, [q.answer_text for q in pool], rng, frames=frames, room=room)
+    features = features or pool_features(pool)
+    return balanced_choice(features.rows, n, [q.answer_text for q in pool], rng, frames=frames, room=room,
+                           features=features)
+
+
+def pool_features(pool: Sequence[NavQuestion]) -> PoolFeatures:
+    """The blind baseline's features of ``pool``'s questions (quality-record rows), for :func:`pick_questions`."""
+    return PoolFeatures([{"category": "direction", "question": q.question, "options": list(q.options),
+                          "answer": q.answer} for q in pool])
 
 
 def render_at(backend: SimBackend, pose: Sequence[float], *, size: int = NAV_FRAME_SIZE) -> np.ndarray:
@@ -205,10 +212,11 @@ def _pick_with_views(sim: SimBackend, spawns: list, pool: Sequence[NavQuestion],
     Returns the picked indices and, per rendered candidate, (RGB, walls share, content share); fewer than
     ``wanted`` indices when the pool runs out."""
     views: dict[int, tuple[np.ndarray, float, float]] = {}
+    features = pool_features(pool)
     for _ in range(MAX_VIEW_ROUNDS):
         failing = {i for i, (_, walls, content) in views.items() if not view_ok(walls, content)}
         picked = pick_questions(pool, spawn_of, wanted, np.random.default_rng(pick_seed), QUESTIONS_PER_SPAWN,
-                                excluded=failing)
+                                excluded=failing, features=features)
         fresh = [i for i in picked if i not in views]
         if not fresh:
             return picked, views
