@@ -354,6 +354,70 @@ def analyse(out: Path, runs: dict[tuple[str, str], Path], spatial: set[str], tim
         timings.add("analysis", time.perf_counter() - start)
 
 
+JOIN_MEASURE = "ir_strict"
+"""The join's headline measure: the policy's own point inside the target's (or the region's) mask."""
+
+
+def _points(checkpoint: str) -> bool:
+    """Whether a learner's checkpoint has the pointing head (its rollouts record ``pointed``)."""
+    config = json.loads((Path(checkpoint) / "config.json").read_text())
+    return float(config.get("point_loss_weight", 0.0)) > 0
+
+
+def join_own_points(out: Path, preset: str, runs: dict[tuple[str, str], Path], specs: dict[str, str],
+                    tasks: list[str], scale: Scale, timings: Timings) -> str:
+    """Perception and action on the very same episode (issue 32), for each learner with a pointing head: the
+    episode-aligned items of the tasks' held-out and probe episodes (``--preset aligned`` restricted to the tasks,
+    build seed 0 = the manifests'), the learner's own pointing-head points replayed on their IR items (``eval-vlm
+    --model policy-point:<its two runs>``), joined with its episodes (``analyze join``); the chance backend's points
+    on the same items, joined with the same episodes, as the reference (a point drawn without looking cannot tell
+    a succeeding episode from a failing one). Returns the Markdown section; the full reports go to
+    ``<out>/reports/join-<learner>`` and ``join-chance``."""
+    import dataclasses
+
+    from bspatial.construction.publishing.build import build
+    from bspatial.construction.publishing.presets import get_preset
+    from bspatial.evaluation.analysis.episode_join import POOLED, join_runs
+    from bspatial.evaluation.analysis.episode_join_report import (cmh_text, difference_text, rate_text,
+                                                                   write_report)
+    from bspatial.evaluation.vlm.runner import run_suite
+
+    start = time.perf_counter()
+    aligned = out / "aligned"
+    if not (aligned / "ir").is_dir():
+        preset = dataclasses.replace(get_preset("aligned"), tasks=tuple(tasks), aligned_limit=scale.episodes)
+        build(preset, aligned, seed=0)
+    pointing = {label: (runs[(label, "held_out")], runs[(label, "prompt_probe")])
+                for label, how in learners(preset).items() if how["kind"] == "bspatial" and _points(specs[label])}
+    vlm_runs = {}
+    for label, folders in pointing.items():
+        vlm_runs[label] = out / "vlm" / f"policy-point-{label}"
+        run_suite("policy-point:" + ",".join(map(str, folders)), "ir", "episode_aligned", vlm_runs[label],
+                  data=str(aligned / "ir"), progress=False)
+    chance = out / "vlm" / "chance-aligned"
+    run_suite("chance:0", "ir", "episode_aligned", chance, data=str(aligned / "ir"), progress=False)
+    rows = []
+    for label, folders in pointing.items():
+        for name, vlm in ((label, vlm_runs[label]), ("chance:0", chance)):
+            join = join_runs(vlm, list(folders))
+            write_report(join, out / "reports" / f"join-{label}{'' if name == label else '-chance'}")
+            for cell in join.cells:
+                if cell.measure == JOIN_MEASURE and cell.family == POOLED:
+                    n = cell.n_right + cell.n_wrong
+                    rows.append(f"| {label} | {name} | {cell.join.group.split} | {cell.rate} | "
+                                f"{rate_text(cell.n_right, n)} | {rate_text(cell.successes_right, cell.n_right)} | "
+                                f"{rate_text(cell.successes_wrong, cell.n_wrong)} | {difference_text(cell)} | "
+                                f"{cmh_text(cell)} |")
+    timings.add("join", time.perf_counter() - start)
+    header = ("| policy | points by | split | success | point right % (n) | success if right | success if wrong | "
+              "difference (MH) [95%], tasks | CMH p (tasks) |\n|---|---|---|---|---|---|---|---|---|")
+    return ("Perception and action on the same episode (`bspatial analyze join`, measure "
+            f"`{JOIN_MEASURE}`, pooled over the tasks): each learner's own pointing-head point on its episode's first "
+            "frame, scored on that episode's aligned IR item, against the episode's success; `chance:0` is a "
+            "uniform point on the same items, joined with the same episodes (its difference should hold 0). Full "
+            f"reports: `{out / 'reports'}/join-*`.\n\n" + header + "\n" + "\n".join(rows))
+
+
 def _commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -419,6 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = table_rows(runs)
     spatial = {label for label, (_, condition) in policies.items() if condition == "spatial"} | set(REFERENCES)
     correlation, site = analyse(out, runs, spatial, timings)
+    joined = join_own_points(out, preset, runs, specs, tasks, scale, timings)
     provenance = json.loads((demos / PROVENANCE_FILE).read_text())
     header = "\n".join([
         f"# Learned policies on {', '.join(tasks)} (benchmarks/learned.py{' --smoke' if args.smoke else ''})",
@@ -439,6 +504,7 @@ def main(argv: list[str] | None = None) -> int:
               "saw), 4 frames each; losses on normalised actions, errors in robot units:\n\n"
               + diagnosis_markdown({name: Diagnosis(**{k: v for k, v in d.items() if k != WEIGHTS_FIELD})
                                     for name, d in diagnosis.items()}))
+    footer += "\n\n" + joined
     csv_path, md_path = write_results(rows, args.results, header, footer)
     print(header + "\n\n" + table4_markdown(rows) + "\n\n" + footer)
     logger.info("wrote %s and %s; correlation %s; leaderboard file://%s", csv_path, md_path, correlation,

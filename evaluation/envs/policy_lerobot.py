@@ -319,7 +319,7 @@ class ServedChunkPredictor:
         return self.inputs(observation, self.backend)
 
     def infer(self, inputs: dict[str, Any]) -> np.ndarray:
-        return self.client.infer(inputs, None)
+        return self.client.infer(inputs, None)[0]   # (chunk, point): a lerobot policy has no pointing head
 
 
 _INPUTS: dict[str, PolicyInputs] = {}   # a batched run's workers: the env side only, per process and spec

@@ -140,11 +140,11 @@ class InferenceServer:
 
         while True:
             try:
-                raw, noise = connection.recv()
+                raw, noise, want_point = connection.recv()
             except (EOFError, OSError):
                 return   # the worker is gone
             raw = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
-            self._requests.put((connection, raw, None if noise is None else torch.from_numpy(noise)))
+            self._requests.put((connection, raw, None if noise is None else torch.from_numpy(noise), want_point))
 
     def _next_batch(self) -> list[tuple]:
         first = self._requests.get(timeout=0.1)
@@ -171,15 +171,25 @@ class InferenceServer:
             for group in _same_shapes(batch):
                 self.batch_sizes.append(len(group))
                 try:
-                    chunks = self.predictor.infer_batch([raw for _, raw, _ in group], [noise for _, _, noise in group])
+                    chunks = self.predictor.infer_batch([raw for _, raw, _, _ in group],
+                                                        [noise for _, _, noise, _ in group])
+                    points = [self._point(raw) if want else None for _, raw, _, want in group]
                 except Exception as error:   # every waiting worker learns why, and its episode records it
                     logger.exception("batched inference failed")
                     chunks = [RemoteInferenceError(f"{type(error).__name__}: {error}")] * len(group)
-                for (connection, _, _), chunk in zip(group, chunks):
+                    points = [None] * len(group)
+                for (connection, _, _, _), chunk, point in zip(group, chunks, points):
                     try:
-                        connection.send(chunk)
+                        connection.send((chunk, point))
                     except OSError:
                         pass   # the worker died while waiting; its episode is lost with it
+
+
+    def _point(self, raw: dict[str, Any]):
+        """The pointing head's point for one request's raw inputs (an episode's first: its record's "pointed"),
+        None for a predictor without one (a ``lerobot:`` policy, a checkpoint without the head)."""
+        point = getattr(self.predictor, "point", None)
+        return None if point is None else point(self.predictor.processor(raw))
 
 
 def _same_shapes(batch: list[tuple]) -> list[list[tuple]]:
@@ -209,16 +219,17 @@ class InferenceClient:
             _CLIENTS[address] = cls(address)
         return _CLIENTS[address]
 
-    def infer(self, raw: dict[str, Any], noise) -> np.ndarray:
-        """The server's chunk for one observation's raw inputs and noise (None: a policy that draws its own)."""
+    def infer(self, raw: dict[str, Any], noise, want_point: bool = False) -> tuple[np.ndarray, list[float] | None]:
+        """The server's chunk for one observation's raw inputs and noise (None: a policy that draws its own), and
+        with ``want_point`` the pointing head's point on them (:meth:`CheckpointPredictor.point`; else None)."""
         # Tensors travel as numpy arrays: torch's own pickling for multiprocessing moves every tensor into a new
         # shared-memory segment (measured: ~80 ms per request), numpy's is a plain copy of the bytes.
         raw = {k: v.numpy() if hasattr(v, "numpy") else v for k, v in raw.items()}
-        self.connection.send((raw, None if noise is None else noise.numpy()))
-        chunk = self.connection.recv()
+        self.connection.send((raw, None if noise is None else noise.numpy(), want_point))
+        chunk, point = self.connection.recv()
         if isinstance(chunk, RemoteInferenceError):
             raise chunk
-        return chunk
+        return chunk, point
 
 
 class RemoteEpisodePredictor:
@@ -228,8 +239,10 @@ class RemoteEpisodePredictor:
 
     def __init__(self, local, client: InferenceClient) -> None:
         self.local, self.client = local, client   # local: the episode's EpisodePredictor (its weights never load)
-        # What the episode's record reads from a predictor (the IR summary, the context frames).
+        # What the episode's record reads from a predictor (the IR summary, the context frames, the first point).
         self.conditioner, self.context = local.conditioner, local.context
+        self.pointed: dict[str, Any] | None = None
+        self._first = True
 
     def prepare(self, observation) -> tuple[dict[str, Any], Any]:
         predictor = self.local.predictor
@@ -237,7 +250,11 @@ class RemoteEpisodePredictor:
         return raw, predictor.draw_noise()
 
     def infer(self, prepared: tuple[dict[str, Any], Any]) -> np.ndarray:
-        return self.client.infer(*prepared)
+        first, self._first = self._first, False
+        chunk, xy = self.client.infer(*prepared, want_point=first)
+        if xy is not None:
+            self.pointed = {"camera": self.local.predictor.ir_camera, "xy": xy}
+        return chunk
 
     def __call__(self, observation) -> np.ndarray:
         return self.infer(self.prepare(observation))

@@ -14,7 +14,10 @@ predictions; else null), spawn (navigation: the spawn validation's measurements;
 (threaded inference: simulation steps each chunk took to arrive; else null), inference_ms (policies with a model:
 :func:`~bspatial.evaluation.rollout.timing.latency_summary` of each model call's wall time; a measurement, not part
 of the episode: paths that play the same episode differ only there; else null), perturbation (a condition with
-perturbation axes: the episode's draws, :meth:`bspatial.tasks.perturbations.Perturbation.summary`; else null).
+perturbation axes: the episode's draws, :meth:`bspatial.tasks.perturbations.Perturbation.summary`; else null),
+pointed (checkpoints with a pointing head run in this process: ``{"camera", "xy"}``, the head's point on the episode's
+first observation on the IR prompt's 0-1000 scale, what ``eval-vlm --model policy-point:<run>`` answers the
+episode's aligned IR item with; else null).
 
 A crashed episode (any exception: a policy returning the wrong action shape, a model error) is written
 with status ``"error"`` and its message, and counts as a failure (outcome ``"none"``).
@@ -55,6 +58,10 @@ def _ir_summary(policy) -> dict[str, Any] | None:
     return conditioner.summary() if conditioner is not None else None
 
 
+def _pointed(policy) -> dict[str, Any] | None:
+    return getattr(getattr(policy, "predictor", None), "pointed", None)
+
+
 def _context_summary(policy) -> int | None:
     context = getattr(getattr(policy, "predictor", None), "context", None)
     return int(context.shape[1]) if context is not None else None
@@ -74,7 +81,7 @@ def _record(episode: SplitEntry, policy_spec: str, **fields) -> dict[str, Any]:
             "outcome": "none", "soft_credit": False, "detail": "", "failure_mode": None, "secondary_modes": [],
             "steps": 0,
             "message": "", "trace": None, "ir": None, "spawn": None, "latencies": None, "context_frames": None,
-            "inference_ms": None, "perturbation": None}
+            "inference_ms": None, "perturbation": None, "pointed": None}
     return {**base, **fields}
 
 
@@ -138,7 +145,8 @@ def finished_record(episode: SplitEntry, policy_spec: str, result, *, protocol: 
                    trace=result.trace.to_dict() if result.trace is not None else None,
                    ir=_ir_summary(policy), spawn=spawn, latencies=getattr(policy, "latencies", None) or None,
                    context_frames=_context_summary(policy),
-                   inference_ms=latency_summary(getattr(policy, "inference_ms", None)), perturbation=perturbation)
+                   inference_ms=latency_summary(getattr(policy, "inference_ms", None)), perturbation=perturbation,
+                   pointed=_pointed(policy))
 
 
 def run_one(backend: SimBackend, episode: SplitEntry, policy_spec: str, out: Path | None,

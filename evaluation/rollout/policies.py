@@ -302,6 +302,21 @@ class CheckpointPredictor:
         normalized = self.model.sample_actions(inputs, generator=self.generator)
         return self.processor.unnormalize_actions(normalized, inputs["state"])[0].numpy()
 
+    def point(self, inputs: dict[str, Any]) -> list[float] | None:
+        """The pointing head's point (``config.predicts_point``) for :meth:`prepare`'s inputs, as ``[x, y]`` on the
+        IR prompt's 0-1000 scale of the image the head was trained to point in (:attr:`ir_camera`'s); None for a
+        checkpoint without the head. One more VLM pass: the rollout asks it on the episode's first chunk only."""
+        from bspatial.modeling.modeling_bspatial_vla import PREFIX_KEYS
+        from bspatial.modeling.ir_rendering import IR_IMAGE_SIZE
+        from bspatial.scoring.point import POINT_SCALE
+
+        if not self.model.config.predicts_point:
+            return None
+        with self.torch.no_grad():
+            point = self.model.encode_prefix(*(inputs.get(k) for k in PREFIX_KEYS)).point
+        pixels = self.processor.point_pixels(point[0].float().numpy())
+        return [round(float(v) / IR_IMAGE_SIZE * POINT_SCALE, 2) for v in pixels]
+
     def draw_noise(self):
         """The flow-matching noise :meth:`infer` would draw next (this episode's generator, one chunk)."""
         return self.torch.randn((1, self.horizon, self.action_dim), generator=self.generator,
@@ -337,18 +352,27 @@ class EpisodePredictor:
 
     def __init__(self, predictor: CheckpointPredictor, backend: SimBackend, conditioner=None, context=None) -> None:
         self.predictor, self.backend, self.conditioner, self.context = predictor, backend, conditioner, context
+        # The pointing head's point on the episode's first observation ({"camera", "xy"} on the 0-1000 scale), the
+        # record's "pointed": the policy's own grounding on the frame its episode-aligned IR item shows.
+        self.pointed: dict[str, Any] | None = None
+        self._first = True
 
     def render(self, camera: str):
         """A policy camera: RGB only (a policy reads no depth or segmentation; one render pass, the same pixels)."""
         return self.backend.render(camera, rgb_only=True)
 
     def __call__(self, observation) -> np.ndarray:
-        return self.predictor(observation, self.render, self.conditioner, self.context)
+        return self.infer(self.prepare(observation))
 
     def prepare(self, observation) -> dict[str, Any]:
         return self.predictor.prepare(observation, self.render, self.conditioner, self.context)
 
     def infer(self, inputs: dict[str, Any]) -> np.ndarray:
+        if self._first:
+            self._first = False
+            xy = self.predictor.point(inputs)
+            if xy is not None:
+                self.pointed = {"camera": self.predictor.ir_camera, "xy": xy}
         return self.predictor.infer(inputs)
 
 

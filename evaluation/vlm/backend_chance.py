@@ -24,7 +24,7 @@ def _choice_reply(letter: str, options: Sequence[str]) -> str:
     return f"{letter}.{options[LETTERS.index(letter)]}" if options else letter
 
 
-def _point_reply(x: int, y: int) -> str:
+def point_reply(x: int, y: int) -> str:
     """The IR prompt's JSON (Appendix 15.2) on the 0-1000 scale."""
     return json.dumps({"results": {"target": {"x": x, "y": y}}})
 
@@ -65,7 +65,7 @@ class ChanceBackend:
             if request.kind == "choice":
                 text = _choice_reply(LETTERS[rng.randrange(len(LETTERS))], request.options)
             elif request.kind == "point":
-                text = _point_reply(rng.randint(0, POINT_SCALE), rng.randint(0, POINT_SCALE))
+                text = point_reply(rng.randint(0, POINT_SCALE), rng.randint(0, POINT_SCALE))
             elif request.kind == "text":
                 text = TEXT_REPLIES[rng.randrange(len(TEXT_REPLIES))]
             else:

@@ -14,6 +14,7 @@ spec                             kind            status
 ``transformers:<id or path>``,   ``transformers``  ``AutoModelForImageTextToText`` (``backend_transformers``)
 a bare hub id or local path
 ``vla-backbone:<VLA folder>``    ``vla-backbone``  the VLM inside a VLA checkpoint (``backend_vla_backbone``)
+``policy-point:<rollout runs>``  ``policy-point``  a policy's recorded pointing-head points (``backend_policy_point``)
 ===============================  ==============  =============================================
 
 The ``transformers`` and ``openai`` factories import their modules only when a spec names them,
@@ -116,6 +117,7 @@ _USAGE = {
     "openai": "'openai:<base url>#<model>'",
     "transformers": "'transformers:<hub id or path>' or a bare hub id / path",
     "vla-backbone": "'vla-backbone:<pretrained_model, checkpoint or training output folder>'",
+    "policy-point": "'policy-point:<rollout run folder>[,<rollout run folder>...]' (episode_aligned IR only)",
 }
 
 
@@ -152,5 +154,12 @@ def _openai(argument: str, **options: Any) -> VLMBackend:
 @register_backend("vla-backbone")
 def _vla_backbone(argument: str, **options: Any) -> VLMBackend:
     from bspatial.evaluation.vlm.backend_vla_backbone import build
+
+    return build(argument, **options)
+
+
+@register_backend("policy-point")
+def _policy_point(argument: str, **options: Any) -> VLMBackend:
+    from bspatial.evaluation.vlm.backend_policy_point import build
 
     return build(argument, **options)

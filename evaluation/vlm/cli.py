@@ -34,7 +34,7 @@ class EvalVlmCommand(TyperCommand):
 
 def eval_vlm(
     model: Annotated[str, typer.Option(help="Model spec: 'chance' / 'chance:<seed>', a hub id or local path, 'openai:<base url>#<model>', or "
-                                          "'vla-backbone:<VLA checkpoint folder>' (the VLM inside one of our policies).")],
+                                          "'vla-backbone:<VLA checkpoint folder>' (the VLM inside one of our policies), or 'policy-point:<rollout run>[,<run>...]' (a policy's own pointing-head points of its rollouts, on --suite ir --config episode_aligned).")],
     suite: Annotated[str, typer.Option(help="Suite: 'vqa' or 'ir'.")] = "vqa",
     config: Annotated[str, typer.Option(help="Dataset config: general_single_frame, general_multi_frame, task_manipulation, task_navigation (vqa); all or a task name (ir); episode_aligned (either suite, a `--preset aligned` build: one item per rollout episode); tiny (either suite: a stratified ~10% subset, not the build preset tiny).")] = "general_single_frame",
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default runs/<model spec>, with -blind, -blind-none or -circular added for those runs); results go to <out>/<suite>-<config>/ and resume from there.")] = None,

@@ -57,6 +57,12 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
     # Table 3's layout and the leaderboard ran on the learned rows.
     assert "tiny" in (out / "reports" / "correlation" / "correlation.md").read_text()
     assert (out / "site" / "index.html").is_file()
+    # Perception and action on the same episode: the attention-map learner (the smoke's learner with a pointing
+    # head) joined with its own points on its episodes' aligned IR items, beside the chance points' join.
+    assert "Perception and action on the same episode" in markdown
+    assert "| tiny_attn_map_ir | tiny_attn_map_ir | held_out | soft |" in markdown
+    assert "| tiny_attn_map_ir | chance:0 | prompt_probe | strict |" in markdown
+    assert (out / "reports" / "join-tiny_attn_map_ir" / "join.md").is_file()
     # A rerun finds every step done: nothing is recorded, trained or rolled out again (only the tables, the
     # correlation and the leaderboard are written anew, which takes seconds).
     # A diagnosis is kept only for the weights it was computed on: the entry marked stale is recomputed, the
@@ -70,6 +76,6 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
     assert rediagnosed["tiny"]["frames"] == 3 * 4 and rediagnosed["tiny_dot_ir"]["frames"] == -1
     assert "demos: done" in rerun.stderr and "train tiny: done" in rerun.stderr and "train act: done" in rerun.stderr
     after = json.loads((out / "timings.json").read_text())
-    redone = ("analysis", "diagnose")
+    redone = ("analysis", "diagnose", "join")
     assert {k: v for k, v in after.items() if k not in redone} == {k: v for k, v in before.items() if k not in redone}
     assert any(k.startswith("rollout ") for k in before) and "train act" in before

@@ -112,6 +112,59 @@ def test_the_build_holds_only_the_aligned_config_and_its_card_counts_the_episode
         assert f"| **all** | held_out | {PER_SPLIT * len(TASKS)} |" in card
 
 
+def test_a_policys_own_points_are_scored_on_its_episodes_items_and_joined_with_its_episodes(built, tmp_path):
+    """``eval-vlm --model policy-point:<run>`` then ``analyze join``, through the CLI, on a rollout run written by
+    hand for the two held-out reach_plate episodes: episode 0 points at the pixel deepest inside its IR item's
+    target mask and succeeds, episode 1 at the frame's corner farthest from its target and fails. By hand: IR strict
+    right on episode 0 only, so success if right 1/1 and if wrong 0/1; the items with no episode in the run (the
+    knife's, the probe's) get no point."""
+    from scipy.ndimage import distance_transform_edt
+    from typer.testing import CliRunner
+
+    from bspatial.cli import app
+    from bspatial.construction.splits import aligned_item_id
+
+    items = {r["id"]: records.ir_item(r) for r in _load(built, "ir")}
+    run = tmp_path / "rollout"
+    (run / "episodes").mkdir(parents=True)
+    (run / "rollout.json").write_text(json.dumps({"policy": "ckpt", "split": "held_out", "seed": 0}))
+    ids = []
+    for k, episode in enumerate(split_episodes("held_out", ["reach_plate"], limit=PER_SPLIT)):
+        ids.append(aligned_item_id(episode))
+        region = items[ids[-1]].region
+        mask = region.targets[0].to_array()
+        (w, h), (vs, us) = region.image_size, np.nonzero(mask)
+        if k == 0:
+            v, u = np.unravel_index(distance_transform_edt(mask).argmax(), mask.shape)
+        else:
+            u, v = max(((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1)),
+                       key=lambda c: (c[0] - us.mean()) ** 2 + (c[1] - vs.mean()) ** 2)
+        record = {"task": episode.task, "variant": episode.variant, "seed": episode.seed, "split": "held_out",
+                  "index": episode.index, "policy": "ckpt", "condition": "spatial", "status": "decided",
+                  "outcome": "correct" if k == 0 else "wrong", "soft_credit": False, "detail": "", "steps": 3,
+                  "message": "", "trace": None, "ir": None,
+                  "pointed": {"camera": "head", "xy": [(u + 0.5) / w * 1000, (v + 0.5) / h * 1000]}}
+        (run / "episodes" / f"{episode.key}.json").write_text(json.dumps(record))
+    vlm, report = tmp_path / "vlm", tmp_path / "join"
+    result = CliRunner().invoke(app, ["eval-vlm", "--model", f"policy-point:{run}", "--suite", "ir", "--config",
+                                      "episode_aligned", "--data", str(built / "ir"), "--out", str(vlm),
+                                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    samples = {r["id"]: r for r in map(json.loads, (vlm / "ir-episode_aligned" / "samples.jsonl").open())}
+    assert len(samples) == len(items)
+    assert [samples[i]["strict"] for i in ids] == [True, False]
+    assert not any(r["strict"] or r["tolerant"] for i, r in samples.items() if i not in ids)
+    result = CliRunner().invoke(app, ["analyze", "join", "--vlm", str(vlm), "--rollout", str(run), "--out",
+                                      str(report)])
+    assert result.exit_code == 0, result.output
+    import csv
+
+    with open(report / "join.csv", newline="") as handle:
+        cells = {(r["measure"], r["family"], r["success"]): r for r in csv.DictReader(handle)}
+    cell = cells["ir_strict", "all", "soft"]
+    assert (cell["n_right"], cell["successes_right"], cell["n_wrong"], cell["successes_wrong"]) == ("1", "1", "1", "0")
+
+
 def test_the_builders_keep_aligned_rows_out_of_the_paper_configs(tmp_path):
     """A records folder with one paper-count and one aligned row: each config sees its own."""
     import datasets

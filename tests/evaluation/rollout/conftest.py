@@ -43,3 +43,9 @@ def tiny_dot12_checkpoint(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_attn_checkpoint(tmp_path_factory):
     return save_tiny_checkpoint(tmp_path_factory.mktemp("ckpt-attn"), ir_mode="attn_map")
+
+
+@pytest.fixture(scope="session")
+def tiny_point_checkpoint(tmp_path_factory):
+    """With the pointing head (pointing co-training, as every cpu_reach preset)."""
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("ckpt-point"), point_loss_weight=1.0)
