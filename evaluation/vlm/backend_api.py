@@ -8,7 +8,8 @@ backends without an import cycle.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -52,6 +53,17 @@ class Response:
 
     text: str
     latency_s: float
+
+
+def answer_each(requests: Sequence[Request], reply: Callable[[Request], str]) -> list[Response]:
+    """One :class:`Response` per request from ``reply(request) -> text``, each timed on its own: the backends that
+    answer without a model call (chance, a replay)."""
+    out = []
+    for request in requests:
+        start = time.perf_counter()
+        text = reply(request)
+        out.append(Response(text=text, latency_s=time.perf_counter() - start))
+    return out
 
 
 class BackendFailedError(RuntimeError):

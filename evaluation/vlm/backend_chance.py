@@ -5,12 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from bspatial.evaluation.vlm.backend_api import Request, Response
+from bspatial.evaluation.vlm.backend_api import Request, Response, answer_each
 from bspatial.scoring.choice import LETTERS
 from bspatial.scoring.point import POINT_SCALE
 
@@ -58,20 +57,17 @@ class ChanceBackend:
         return {}
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
-        out = []
-        for request in requests:
-            start = time.perf_counter()
-            rng = self._rng(request.id)
-            if request.kind == "choice":
-                text = _choice_reply(LETTERS[rng.randrange(len(LETTERS))], request.options)
-            elif request.kind == "point":
-                text = point_reply(rng.randint(0, POINT_SCALE), rng.randint(0, POINT_SCALE))
-            elif request.kind == "text":
-                text = TEXT_REPLIES[rng.randrange(len(TEXT_REPLIES))]
-            else:
-                raise ValueError(f"request {request.id}: kind must be 'choice', 'point' or 'text', got {request.kind!r}")
-            out.append(Response(text=text, latency_s=time.perf_counter() - start))
-        return out
+        return answer_each(requests, self._reply)
+
+    def _reply(self, request: Request) -> str:
+        rng = self._rng(request.id)
+        if request.kind == "choice":
+            return _choice_reply(LETTERS[rng.randrange(len(LETTERS))], request.options)
+        if request.kind == "point":
+            return point_reply(rng.randint(0, POINT_SCALE), rng.randint(0, POINT_SCALE))
+        if request.kind == "text":
+            return TEXT_REPLIES[rng.randrange(len(TEXT_REPLIES))]
+        raise ValueError(f"request {request.id}: kind must be 'choice', 'point' or 'text', got {request.kind!r}")
 
     def _rng(self, item_id: str) -> random.Random:
         digest = hashlib.sha256(f"{self.seed}\x00{item_id}".encode()).digest()

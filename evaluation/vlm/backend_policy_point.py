@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any, ClassVar
 from bspatial.catalog.schema import HEAD_CAMERA
 from bspatial.catalog.tasks import canonical_task_name
 from bspatial.construction.splits import aligned_episode_key
-from bspatial.evaluation.vlm.backend_api import Request, Response
+from bspatial.evaluation.vlm.backend_api import Request, Response, answer_each
 from bspatial.evaluation.vlm.backend_chance import point_reply
 
 logger = logging.getLogger(__name__)
@@ -113,27 +112,24 @@ class PolicyPointBackend:
         return {}
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
-        out = []
-        for request in requests:
-            start = time.perf_counter()
-            if request.kind != "point":
-                raise ValueError(f"policy-point answers IR point items only; request {request.id!r} is a "
-                                 f"{request.kind!r} request (evaluate it with --suite ir --config episode_aligned)")
-            key = aligned_episode_key(request.id)
-            if key is None:
-                raise ValueError(f"policy-point: item {request.id!r} is not an episode-aligned item "
-                                 f"(ep-<split>-<task>-<index>); evaluate the episode_aligned config")
-            xy = self.points.get((key[0], canonical_task_name(key[1]), key[2]))
-            if xy is None:
-                self._missing += 1
-                if self._missing in (1, 10, 100) or self._missing % 1000 == 0:
-                    logger.warning("policy-point: %d items so far have no episode with a point in %s (first or latest: "
-                                   "%s): answered with no point", self._missing, list(self.runs), request.id)
-                text = ""
-            else:
-                text = point_reply(*(round(v) for v in xy))
-            out.append(Response(text=text, latency_s=time.perf_counter() - start))
-        return out
+        return answer_each(requests, self._reply)
+
+    def _reply(self, request: Request) -> str:
+        if request.kind != "point":
+            raise ValueError(f"policy-point answers IR point items only; request {request.id!r} is a "
+                             f"{request.kind!r} request (evaluate it with --suite ir --config episode_aligned)")
+        key = aligned_episode_key(request.id)
+        if key is None:
+            raise ValueError(f"policy-point: item {request.id!r} is not an episode-aligned item "
+                             f"(ep-<split>-<task>-<index>); evaluate the episode_aligned config")
+        xy = self.points.get((key[0], canonical_task_name(key[1]), key[2]))
+        if xy is not None:
+            return point_reply(*(round(v) for v in xy))
+        self._missing += 1
+        if self._missing in (1, 10, 100) or self._missing % 1000 == 0:
+            logger.warning("policy-point: %d items so far have no episode with a point in %s (latest: %s): answered "
+                           "with no point", self._missing, list(self.runs), request.id)
+        return ""
 
 
 def build(argument: str, **options: Any) -> PolicyPointBackend:
