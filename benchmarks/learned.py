@@ -366,12 +366,13 @@ def _points(checkpoint: str) -> bool:
 
 def join_own_points(out: Path, preset: str, runs: dict[tuple[str, str], Path], specs: dict[str, str],
                     tasks: list[str], scale: Scale, timings: Timings) -> str:
-    """Perception and action on the very same episode (issue 32), for each learner with a pointing head: the
+    """Perception and action on the very same episode (issue 32), for each of our learners with a pointing head: the
     episode-aligned items of the tasks' held-out and probe episodes (``--preset aligned`` restricted to the tasks,
     build seed 0 = the manifests'), the learner's own pointing-head points replayed on their IR items (``eval-vlm
     --model policy-point:<its two runs>``), joined with its episodes (``analyze join``); the chance backend's points
     on the same items, joined with the same episodes, as the reference (a point drawn without looking cannot tell
-    a succeeding episode from a failing one). Returns the Markdown section; the full reports go to
+    a succeeding episode from a failing one; every one of our learners gets that row). Returns the Markdown section;
+    the full reports go to
     ``<out>/reports/join-<learner>`` and ``join-chance``."""
     import dataclasses
 
@@ -380,25 +381,28 @@ def join_own_points(out: Path, preset: str, runs: dict[tuple[str, str], Path], s
     from bspatial.evaluation.analysis.episode_join import POOLED, join_runs
     from bspatial.evaluation.analysis.episode_join_report import (cmh_text, difference_text, rate_text,
                                                                    write_report)
+    from bspatial.evaluation.analysis.policy_point import PolicyPointBackend
     from bspatial.evaluation.vlm.runner import run_suite
 
     start = time.perf_counter()
     aligned = out / "aligned"
     if not (aligned / "ir").is_dir():
-        preset = dataclasses.replace(get_preset("aligned"), tasks=tuple(tasks), aligned_limit=scale.episodes)
-        build(preset, aligned, seed=0)
-    pointing = {label: (runs[(label, "held_out")], runs[(label, "prompt_probe")])
-                for label, how in learners(preset).items() if how["kind"] == "bspatial" and _points(specs[label])}
-    vlm_runs = {}
-    for label, folders in pointing.items():
-        vlm_runs[label] = out / "vlm" / f"policy-point-{label}"
-        run_suite("policy-point:" + ",".join(map(str, folders)), "ir", "episode_aligned", vlm_runs[label],
-                  data=str(aligned / "ir"), progress=False)
+        build(dataclasses.replace(get_preset("aligned"), tasks=tuple(tasks), aligned_limit=scale.episodes), aligned,
+              seed=0)
+    ours = {label: (runs[(label, "held_out")], runs[(label, "prompt_probe")])
+            # the language-blanked learner is prompted with the bare task name: its episodes are another condition
+            for label, how in learners(preset).items() if how["kind"] == "bspatial" and how["condition"] == "spatial"}
     chance = out / "vlm" / "chance-aligned"
     run_suite("chance:0", "ir", "episode_aligned", chance, data=str(aligned / "ir"), progress=False)
     rows = []
-    for label, folders in pointing.items():
-        for name, vlm in ((label, vlm_runs[label]), ("chance:0", chance)):
+    for label, folders in ours.items():
+        perception = {}
+        if _points(specs[label]):   # a learner without the pointing head has only the reference row
+            perception[label] = out / "vlm" / f"policy-point-{label}"
+            run_suite(PolicyPointBackend(tuple(map(str, folders))), "ir", "episode_aligned", perception[label],
+                      data=str(aligned / "ir"), progress=False)
+        perception["chance:0"] = chance
+        for name, vlm in perception.items():
             join = join_runs(vlm, list(folders))
             write_report(join, out / "reports" / f"join-{label}{'' if name == label else '-chance'}")
             for cell in join.cells:

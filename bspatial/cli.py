@@ -77,6 +77,7 @@ def _register_subsystem_commands() -> None:
     from bspatial.evaluation.agents.cli import agents_app
     from bspatial.evaluation.analysis.cli import correlate, join, report, rollouts
     from bspatial.evaluation.analysis.model_card import model_card_command
+    import bspatial.evaluation.analysis.policy_point  # noqa: F401  (registers eval-vlm's policy-point backend)
     from bspatial.evaluation.envs.cli import vla_eval_config_command
     from bspatial.evaluation.vlm.cli import EvalVlmCommand, eval_vlm, human
 

@@ -14,7 +14,8 @@ spec                             kind            status
 ``transformers:<id or path>``,   ``transformers``  ``AutoModelForImageTextToText`` (``backend_transformers``)
 a bare hub id or local path
 ``vla-backbone:<VLA folder>``    ``vla-backbone``  the VLM inside a VLA checkpoint (``backend_vla_backbone``)
-``policy-point:<rollout runs>``  ``policy-point``  a policy's recorded pointing-head points (``backend_policy_point``)
+``policy-point:<rollout runs>``  ``policy-point``  a policy's recorded pointing-head points (registered by
+                                                  ``bspatial.evaluation.analysis.policy_point``)
 ===============================  ==============  =============================================
 
 The ``transformers`` and ``openai`` factories import their modules only when a spec names them,
@@ -40,6 +41,9 @@ _REGISTRY: dict[str, BackendFactory] = {}
 PLANNED_KINDS = {
     "transformers": "the transformers backend (hub id or local checkpoint path)",
     "openai": "the OpenAI-compatible backend ('openai:<base url>#<model>')",
+    # Registered by the analysis layer (it reads rollout records, which this layer may not import).
+    "policy-point": "the policy-point replay, registered by bspatial.evaluation.analysis.policy_point (the bspatial "
+                    "command imports it; a script imports it or passes a PolicyPointBackend)",
 }
 DEFAULT_KIND = "transformers"  # a spec without a known '<kind>:' prefix is a hub id or a path
 
@@ -154,12 +158,5 @@ def _openai(argument: str, **options: Any) -> VLMBackend:
 @register_backend("vla-backbone")
 def _vla_backbone(argument: str, **options: Any) -> VLMBackend:
     from bspatial.evaluation.vlm.backend_vla_backbone import build
-
-    return build(argument, **options)
-
-
-@register_backend("policy-point")
-def _policy_point(argument: str, **options: Any) -> VLMBackend:
-    from bspatial.evaluation.vlm.backend_policy_point import build
 
     return build(argument, **options)

@@ -57,12 +57,15 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
     # Table 3's layout and the leaderboard ran on the learned rows.
     assert "tiny" in (out / "reports" / "correlation" / "correlation.md").read_text()
     assert (out / "site" / "index.html").is_file()
-    # Perception and action on the same episode: the attention-map learner (the smoke's learner with a pointing
-    # head) joined with its own points on its episodes' aligned IR items, beside the chance points' join.
+    # Perception and action on the same episode: each of our learners joined on its episodes' aligned IR items;
+    # the tiny presets have no pointing head, so only the chance points' reference rows (the own-point join of a
+    # pointing learner is tested end to end in tests/construction/publishing/test_aligned_records.py).
     assert "Perception and action on the same episode" in markdown
-    assert "| tiny_attn_map_ir | tiny_attn_map_ir | held_out | soft |" in markdown
-    assert "| tiny_attn_map_ir | chance:0 | prompt_probe | strict |" in markdown
-    assert (out / "reports" / "join-tiny_attn_map_ir" / "join.md").is_file()
+    for learner in ("tiny", "tiny_dot_ir", "tiny_attn_map_ir"):   # the language-blanked one runs another condition
+        for split in ("held_out", "prompt_probe"):
+            assert f"| {learner} | chance:0 | {split} | soft |" in markdown, (learner, split)
+        assert f"| {learner} | {learner} |" not in markdown
+        assert (out / "reports" / f"join-{learner}-chance" / "join.md").is_file()
     # A rerun finds every step done: nothing is recorded, trained or rolled out again (only the tables, the
     # correlation and the leaderboard are written anew, which takes seconds).
     # A diagnosis is kept only for the weights it was computed on: the entry marked stale is recomputed, the

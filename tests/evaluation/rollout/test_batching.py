@@ -46,10 +46,10 @@ def test_two_waiting_requests_run_as_one_batch_and_get_the_unbatched_chunks(tiny
         expected.append(predictor.infer(predictor.processor(raw)))
     # A long wait: the first request waits for the second, so the two run as one batch of 2.
     with InferenceServer(lambda: CheckpointPredictor(str(tiny_checkpoint)), max_batch=2, max_wait_s=30.0) as server:
-        got = [None, None]
+        got, points = [None, None], ["unanswered", "unanswered"]
 
         def ask(i):
-            got[i] = InferenceClient(server.address).infer(raws[i], noises[i])
+            got[i], points[i] = InferenceClient(server.address).infer(raws[i], noises[i])
 
         threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
         for t in threads:
@@ -58,6 +58,7 @@ def test_two_waiting_requests_run_as_one_batch_and_get_the_unbatched_chunks(tiny
             t.join(timeout=120)
         sizes = list(server.batch_sizes)
     assert sizes == [2]
+    assert points == [None, None]   # not asked for (a client asks on an episode's first chunk)
     for chunk, reference in zip(got, expected):
         assert chunk.shape == (predictor.horizon, predictor.action_dim)
         np.testing.assert_array_equal(chunk, reference)   # bit for bit

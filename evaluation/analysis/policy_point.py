@@ -18,6 +18,9 @@ answer (the aligned items carry the spatial instruction). An item whose episode 
 split the runs did not roll out) is answered with no point: scored wrong and counted unparsed by the runner, and
 left out by the join, which pairs items with episodes; the backend logs how many. It reads no image
 (``accepts_text_only``), and answers IR point requests only.
+
+It lives here, above the rollout layer whose records it reads, and registers its kind with the VLM backends'
+registry on import (the ``bspatial`` command imports it; a script passes a :class:`PolicyPointBackend` itself).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from bspatial.catalog.tasks import canonical_task_name
 from bspatial.construction.splits import aligned_episode_key
 from bspatial.evaluation.vlm.backend_api import Request, Response, answer_each
 from bspatial.evaluation.vlm.backend_chance import point_reply
+from bspatial.evaluation.vlm.backends import register_backend
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +136,7 @@ class PolicyPointBackend:
         return ""
 
 
+@register_backend("policy-point")
 def build(argument: str, **options: Any) -> PolicyPointBackend:
     if options:
         raise ValueError(f"policy-point: unexpected options {sorted(options)}; it takes only its rollout run folders")

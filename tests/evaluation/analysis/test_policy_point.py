@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bspatial.evaluation.vlm.backend_api import Request
+import bspatial.evaluation.analysis.policy_point  # noqa: F401  (registers the kind)
 from bspatial.evaluation.vlm.backends import load_backend
 
 
