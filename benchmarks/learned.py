@@ -14,7 +14,9 @@ One resumable command. Every step skips what is already done, so it can be stopp
    the chunk controller (the benchmark's protocol); the language-blanked learner is prompted with the bare task name
    (``--condition task_name``), as it was trained; the IR learners get the oracle IR point;
 4. **analysis**: ``bspatial analyze correlate`` (Table 3's layout) of a perception run against the learned and
-   reference held-out rows, and ``bspatial report --html`` (the leaderboard) over every rollout folder;
+   reference held-out rows, and ``bspatial report --html`` (the leaderboard) over every rollout folder;; the episode join (issue 32) of each of our learners: its own pointing-head
+   points on its episodes' aligned IR items (``eval-vlm --model policy-point``) beside the chance points
+   (:func:`join_own_points`); the grounding-cue ladder of the IR learners on the held-out split (:func:`cue_ladder`);
 5. **table**: Table 4's layout (held-out soft / strict, probe soft / strict / wrong, Wilson 95%), one row per policy
    and split, as Markdown and as ``benchmarks/results/learned_table4.csv`` (columns
    ``policy,split,n,strict,strict_lo,strict_hi,soft,soft_lo,soft_hi,wrong,wrong_lo,wrong_hi``, percent; reference
@@ -278,12 +280,13 @@ def train_all(preset: str, demos: Path, out: Path, scale: Scale, workers: int, t
 
 
 def rollout(spec: str, split: str, tasks: list[str], folder: Path, scale: Scale, workers: int, condition: str,
-            timings: Timings) -> None:
+            timings: Timings, ir=None) -> None:
     from bspatial.evaluation.rollout.runner import run_rollouts
     from bspatial.evaluation.rollout.plan import RunSettings
 
     start = time.perf_counter()
-    summary = run_rollouts(spec, split, tasks, folder, RunSettings(max_steps=scale.max_steps, condition=condition),
+    summary = run_rollouts(spec, split, tasks, folder, RunSettings(max_steps=scale.max_steps, condition=condition,
+                                                                   ir=ir),
                            n_episodes=scale.episodes, workers=workers, progress=True)
     if summary.ran:
         timings.add(f"rollout {folder.name}", time.perf_counter() - start)
@@ -422,6 +425,52 @@ def join_own_points(out: Path, preset: str, runs: dict[tuple[str, str], Path], s
             f"reports: `{out / 'reports'}/join-*`.\n\n" + header + "\n" + "\n".join(rows))
 
 
+LADDER_RUNGS = ("none", "wrong")
+"""The cue ladder's rungs run beside the IR learners' oracle-cue rollouts (Table 4's)."""
+
+
+def cue_ladder(out: Path, preset: str, runs: dict[tuple[str, str], Path], specs: dict[str, str], tasks: list[str],
+               scale: Scale, workers: int, timings: Timings) -> str:
+    """The grounding-cue ladder (issue 32) of the IR learners on the held-out split: their oracle-cue rollouts and
+    rollouts with no cue and with the cue on a wrong target (``--ir none`` / ``--ir wrong``), with the share of
+    wrong-cue episodes that went where the cue pointed; the references bound that share (``scripted`` reads the
+    instruction and never follows it, ``scripted-wrong`` pursues the wrong goal and always does; they read no cue,
+    so their rung is "none", the wrong cue recomputed from the episode). Returns the Markdown section."""
+    from bspatial.evaluation.rollout.cue_ladder import ladder_cells
+    from bspatial.evaluation.rollout.episodes import load_results
+    from bspatial.evaluation.rollout.ir import IRSettings
+    from bspatial.evaluation.rollout.policies import checkpoint_ir_mode
+    from bspatial.evaluation.rollout.tables import rates_of
+
+    folders = {"scripted": runs[("scripted", "held_out")]}
+    reference = out / "rollouts" / "scripted-wrong-held_out"
+    rollout("scripted-wrong", "held_out", tasks, reference, scale, workers, "spatial", timings)
+    folders["scripted-wrong"] = reference
+    for label, how in learners(preset).items():
+        if how["kind"] != "bspatial" or checkpoint_ir_mode(specs[label]) == "none":
+            continue
+        folders[label] = runs[(label, "held_out")]
+        for rung in LADDER_RUNGS:
+            folder = out / "rollouts" / f"{label}-held_out-ir_{rung}"
+            rollout(specs[label], "held_out", tasks, folder, scale, workers, "spatial", timings, IRSettings(rung))
+            folders[f"{label} ({rung})"] = folder
+    labels = {spec: label for label, spec in specs.items()}
+    rows = []
+    for cell in ladder_cells({name: (load_results(folder), 0) for name, folder in folders.items()}):
+        if cell["task"] != "POOLED":
+            continue
+        rates, followed = rates_of(cell["records"]), cell["followed"]
+        share = f"{100 * sum(followed) / len(followed):.1f} ({sum(followed)}/{len(followed)})" if followed else "-"
+        rows.append(f"| {labels.get(cell['policy'], cell['policy'])} | {cell['cue']} | {rates.n} | "
+                    f"{rates.soft.rate:.1f} [{rates.soft.low:.1f}, {rates.soft.high:.1f}] | "
+                    f"{rates.strict.rate:.1f} [{rates.strict.low:.1f}, {rates.strict.high:.1f}] | {share} |")
+    return ("The grounding-cue ladder on the held-out split (`bspatial rollout --ir oracle | none | wrong`, pooled "
+            "over the tasks): success (Wilson 95%) under each cue and, under the wrong cue, the share of episodes "
+            "that went where the cue pointed; the references bound that share (`scripted` reads the instruction, "
+            "`scripted-wrong` pursues the wrong goal).\n\n| policy | cue | n | +Soft | S | followed the cue % (n) |"
+            "\n|---|---|---|---|---|---|\n" + "\n".join(rows))
+
+
 def _commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -488,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     spatial = {label for label, (_, condition) in policies.items() if condition == "spatial"} | set(REFERENCES)
     correlation, site = analyse(out, runs, spatial, timings)
     joined = join_own_points(out, preset, runs, specs, tasks, scale, timings)
+    ladder = cue_ladder(out, preset, runs, specs, tasks, scale, args.workers, timings)
     provenance = json.loads((demos / PROVENANCE_FILE).read_text())
     header = "\n".join([
         f"# Learned policies on {', '.join(tasks)} (benchmarks/learned.py{' --smoke' if args.smoke else ''})",
@@ -508,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
               "saw), 4 frames each; losses on normalised actions, errors in robot units:\n\n"
               + diagnosis_markdown({name: Diagnosis(**{k: v for k, v in d.items() if k != WEIGHTS_FIELD})
                                     for name, d in diagnosis.items()}))
-    footer += "\n\n" + joined
+    footer += "\n\n" + joined + "\n\n" + ladder
     csv_path, md_path = write_results(rows, args.results, header, footer)
     print(header + "\n\n" + table4_markdown(rows) + "\n\n" + footer)
     logger.info("wrote %s and %s; correlation %s; leaderboard file://%s", csv_path, md_path, correlation,

@@ -66,6 +66,13 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
             assert f"| {learner} | chance:0 | {split} | soft |" in markdown, (learner, split)
         assert f"| {learner} | {learner} |" not in markdown
         assert (out / "reports" / f"join-{learner}-chance" / "join.md").is_file()
+    # The cue ladder of the two IR learners, with its references (no IR slot: their rung is "none", the wrong cue
+    # recomputed and scored; capped at 8 steps, no episode reaches any goal, so only the rows are checked here: the
+    # references' bands are tests/evaluation/rollout's).
+    assert "| scripted | none | 3 |" in markdown and "| scripted-wrong | none | 3 |" in markdown
+    for learner in ("tiny_dot_ir", "tiny_attn_map_ir"):
+        for cue in ("oracle", "none", "wrong"):
+            assert f"| {learner} | {cue} | 3 |" in markdown, (learner, cue)
     # A rerun finds every step done: nothing is recorded, trained or rolled out again (only the tables, the
     # correlation and the leaderboard are written anew, which takes seconds).
     # A diagnosis is kept only for the weights it was computed on: the entry marked stale is recomputed, the
