@@ -14,9 +14,10 @@ One resumable command. Every step skips what is already done, so it can be stopp
    the chunk controller (the benchmark's protocol); the language-blanked learner is prompted with the bare task name
    (``--condition task_name``), as it was trained; the IR learners get the oracle IR point;
 4. **analysis**: ``bspatial analyze correlate`` (Table 3's layout) of a perception run against the learned and
-   reference held-out rows, and ``bspatial report --html`` (the leaderboard) over every rollout folder;; the episode join (issue 32) of each of our learners: its own pointing-head
-   points on its episodes' aligned IR items (``eval-vlm --model policy-point``) beside the chance points
-   (:func:`join_own_points`); the grounding-cue ladder of the IR learners on the held-out split (:func:`cue_ladder`);
+   reference held-out rows, and ``bspatial report --html`` (the leaderboard) over every rollout folder; the episode
+   join (issue 32) of each of our learners, its own pointing-head points on its episodes' aligned IR items
+   (``eval-vlm --model policy-point``) beside the chance points (:func:`join_own_points`); the grounding-cue ladder
+   of the IR learners on the held-out split (:func:`cue_ladder`);
 5. **table**: Table 4's layout (held-out soft / strict, probe soft / strict / wrong, Wilson 95%), one row per policy
    and split, as Markdown and as ``benchmarks/results/learned_table4.csv`` (columns
    ``policy,split,n,strict,strict_lo,strict_hi,soft,soft_lo,soft_hi,wrong,wrong_lo,wrong_hi``, percent; reference
