@@ -156,7 +156,7 @@ def weights_sha256(checkpoint: str | Path) -> str:
     return digest.hexdigest()
 
 
-def diagnose_learners(out: Path, preset: str, specs: dict[str, str], validation: Path,
+def diagnose_learners(out: Path, jobs: dict[str, dict], specs: dict[str, str], validation: Path,
                       timings: Timings) -> dict[str, dict]:
     """``bspatial.modeling.diagnostics.diagnose`` of each of our learners (the ACT is lerobot's, not ours) on the
     validation demonstrations, kept in ``<out>/diagnosis.json`` (a learner already there is skipped)."""
@@ -165,7 +165,7 @@ def diagnose_learners(out: Path, preset: str, specs: dict[str, str], validation:
 
     path = out / "diagnosis.json"
     done: dict[str, dict] = json.loads(path.read_text()) if path.is_file() else {}
-    for name, how in learners(preset).items():
+    for name, how in jobs.items():
         if how["kind"] != "bspatial":
             continue
         weights = weights_sha256(specs[name])
@@ -261,14 +261,15 @@ def train_learner(name: str, how: dict, demos: Path, out: Path, scale: Scale, th
     return spec, (time.perf_counter() - start) if trained else None
 
 
-def train_all(preset: str, demos: Path, out: Path, scale: Scale, workers: int, timings: Timings) -> dict[str, str]:
+def train_all(jobs: dict[str, dict], demos: Path, out: Path, scale: Scale, workers: int,
+              timings: Timings) -> dict[str, str]:
     """Every learner's rollout spec, training ``workers`` of them at once (spawned processes, one torch thread per
     core each); a finished learner is skipped, a killed one resumes from its newest checkpoint."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    jobs = learners(preset)
-    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    # the cores are shared by the learners trained at once (fewer than the workers when fewer are asked for)
+    threads = max(1, (os.cpu_count() or 1) // max(1, min(workers, len(jobs))))
     specs: dict[str, str] = {}
     with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {name: pool.submit(train_learner, name, how, demos, out, scale, threads, os.getpid())
@@ -368,7 +369,7 @@ def _points(checkpoint: str) -> bool:
     return float(config.get("point_loss_weight", 0.0)) > 0
 
 
-def join_own_points(out: Path, preset: str, runs: dict[tuple[str, str], Path], specs: dict[str, str],
+def join_own_points(out: Path, jobs: dict[str, dict], runs: dict[tuple[str, str], Path], specs: dict[str, str],
                     tasks: list[str], scale: Scale, timings: Timings) -> str:
     """Perception and action on the very same episode (issue 32), for each of our learners with a pointing head: the
     episode-aligned items of the tasks' held-out and probe episodes (``--preset aligned`` restricted to the tasks,
@@ -395,7 +396,7 @@ def join_own_points(out: Path, preset: str, runs: dict[tuple[str, str], Path], s
               seed=0)
     ours = {label: (runs[(label, "held_out")], runs[(label, "prompt_probe")])
             # the language-blanked learner is prompted with the bare task name: its episodes are another condition
-            for label, how in learners(preset).items() if how["kind"] == "bspatial" and how["condition"] == "spatial"}
+            for label, how in jobs.items() if how["kind"] == "bspatial" and how["condition"] == "spatial"}
     chance = out / "vlm" / "chance-aligned"
     run_suite("chance:0", "ir", "episode_aligned", chance, data=str(aligned / "ir"), progress=False)
     rows = []
@@ -430,7 +431,7 @@ LADDER_RUNGS = ("none", "wrong")
 """The cue ladder's rungs run beside the IR learners' oracle-cue rollouts (Table 4's)."""
 
 
-def cue_ladder(out: Path, preset: str, runs: dict[tuple[str, str], Path], specs: dict[str, str], tasks: list[str],
+def cue_ladder(out: Path, jobs: dict[str, dict], runs: dict[tuple[str, str], Path], specs: dict[str, str], tasks: list[str],
                scale: Scale, workers: int, timings: Timings) -> str:
     """The grounding-cue ladder (issue 32) of the IR learners on the held-out split: their oracle-cue rollouts and
     rollouts with no cue and with the cue on a wrong target (``--ir none`` / ``--ir wrong``), with the share of
@@ -447,7 +448,7 @@ def cue_ladder(out: Path, preset: str, runs: dict[tuple[str, str], Path], specs:
     reference = out / "rollouts" / "scripted-wrong-held_out"
     rollout("scripted-wrong", "held_out", tasks, reference, scale, workers, "spatial", timings)
     folders["scripted-wrong"] = reference
-    for label, how in learners(preset).items():
+    for label, how in jobs.items():
         if how["kind"] != "bspatial" or checkpoint_ir_mode(specs[label]) == "none":
             continue
         folders[label] = runs[(label, "held_out")]
@@ -504,6 +505,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=None, help="training steps of our learners (default: preset)")
     parser.add_argument("--act-steps", type=int, default=None, help=f"lerobot-train steps of the ACT (default {FULL.act_steps})")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the table files go")
+    parser.add_argument("--learners", nargs="*", default=None,
+                        help="train and roll out only these learners (names as in the table, e.g. cpu_reach "
+                             "cpu_reach_dot_ir act; default: all five); the references always run")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
@@ -517,17 +521,24 @@ def main(argv: list[str] | None = None) -> int:
                   validation_demos=base.validation_demos)
     tasks = [canonical_task_name(t) for t in args.tasks]
     preset = "tiny" if args.smoke else args.preset
+    jobs = learners(preset)
+    unknown = sorted(set(args.learners or ()) - set(jobs))
+    if unknown:
+        parser.error(f"--learners: unknown learner(s) {', '.join(map(repr, unknown))} for preset {preset!r}; "
+                     f"known: {', '.join(jobs)}")
+    if args.learners:
+        jobs = {name: how for name, how in jobs.items() if name in args.learners}
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     timings = Timings(out)
 
     demos = record(out / "demos", "demos", tasks, scale.demos, 0, args.workers, timings)
-    specs = train_all(preset, demos, out, scale, args.workers, timings)
+    specs = train_all(jobs, demos, out, scale, args.workers, timings)
     validation = record(out / "demos_val", "validation demos", tasks, scale.validation_demos, VALIDATION_SEED,
                         args.workers, timings)
-    diagnosis = diagnose_learners(out, preset, specs, validation, timings)
+    diagnosis = diagnose_learners(out, jobs, specs, validation, timings)
     # label -> (policy spec, condition)
-    policies = {name: (specs[name], how["condition"]) for name, how in learners(preset).items()}
+    policies = {name: (specs[name], how["condition"]) for name, how in jobs.items()}
     runs: dict[tuple[str, str], Path] = {}
     for label, (spec, condition) in [*policies.items(), *((r, (r, "spatial")) for r in REFERENCES)]:
         for split in SPLITS:
@@ -537,8 +548,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = table_rows(runs)
     spatial = {label for label, (_, condition) in policies.items() if condition == "spatial"} | set(REFERENCES)
     correlation, site = analyse(out, runs, spatial, timings)
-    joined = join_own_points(out, preset, runs, specs, tasks, scale, timings)
-    ladder = cue_ladder(out, preset, runs, specs, tasks, scale, args.workers, timings)
+    joined = join_own_points(out, jobs, runs, specs, tasks, scale, timings)
+    ladder = cue_ladder(out, jobs, runs, specs, tasks, scale, args.workers, timings)
     provenance = json.loads((demos / PROVENANCE_FILE).read_text())
     header = "\n".join([
         f"# Learned policies on {', '.join(tasks)} (benchmarks/learned.py{' --smoke' if args.smoke else ''})",

@@ -22,11 +22,11 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "learned.py"
 POLICIES = ["tiny", "tiny_dot_ir", "tiny_blind_language", "tiny_attn_map_ir", "act", "random", "scripted", "scripted-memorizer"]
 
 
-def _run(out: Path, results: Path) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--smoke", "--out", str(out), "--results", str(results)],
+def _run(out: Path, results: Path, *flags: str, returncode: int = 0) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--smoke", "--out", str(out), "--results", str(results), *flags],
                           capture_output=True, text=True, timeout=1200,
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled"})
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert proc.returncode == returncode, proc.stdout[-3000:] + proc.stderr[-5000:]
     return proc
 
 
@@ -89,3 +89,16 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
     redone = ("analysis", "diagnose", "join")
     assert {k: v for k, v in after.items() if k not in redone} == {k: v for k, v in before.items() if k not in redone}
     assert any(k.startswith("rollout ") for k in before) and "train act" in before
+    # A subset of the learners (--learners): their rows and the references', from the finished runs (nothing redone).
+    _run(out, results, "--learners", "tiny", "tiny_dot_ir")
+    with (results / "learned_table4.csv").open() as f:
+        subset = sorted({r["policy"] for r in csv.DictReader(f)})
+    assert subset == ["random", "scripted", "scripted-memorizer", "tiny", "tiny_dot_ir"]
+    assert {k: v for k, v in json.loads((out / "timings.json").read_text()).items() if k not in redone} == \
+        {k: v for k, v in before.items() if k not in redone}
+
+
+def test_an_unknown_learner_is_refused_by_name_before_anything_runs(tmp_path):
+    proc = _run(tmp_path / "run", tmp_path / "results", "--learners", "tiny", "tiny_dot", returncode=2)
+    assert "--learners: unknown learner(s) 'tiny_dot' for preset 'tiny'" in proc.stderr
+    assert not (tmp_path / "run").exists()
