@@ -438,11 +438,10 @@ def cue_ladder(out: Path, jobs: dict[str, dict], runs: dict[tuple[str, str], Pat
     wrong-cue episodes that went where the cue pointed; the references bound that share (``scripted`` reads the
     instruction and never follows it, ``scripted-wrong`` pursues the wrong goal and always does; they read no cue,
     so their rung is "none", the wrong cue recomputed from the episode). Returns the Markdown section."""
-    from bspatial.evaluation.rollout.cue_ladder import ladder_cells
     from bspatial.evaluation.rollout.episodes import load_results
     from bspatial.evaluation.rollout.ir import IRSettings
     from bspatial.evaluation.rollout.policies import checkpoint_ir_mode
-    from bspatial.evaluation.rollout.tables import rates_of
+    from bspatial.evaluation.rollout.tables import CUE_LADDER_HEADERS, cue_ladder_rows, to_markdown
 
     folders = {"scripted": runs[("scripted", "held_out")]}
     reference = out / "rollouts" / "scripted-wrong-held_out"
@@ -457,20 +456,15 @@ def cue_ladder(out: Path, jobs: dict[str, dict], runs: dict[tuple[str, str], Pat
             rollout(specs[label], "held_out", tasks, folder, scale, workers, "spatial", timings, IRSettings(rung))
             folders[f"{label} ({rung})"] = folder
     labels = {spec: label for label, spec in specs.items()}
-    rows = []
-    for cell in ladder_cells({name: (load_results(folder), 0) for name, folder in folders.items()}):
-        if cell["task"] != "POOLED":
-            continue
-        rates, followed = rates_of(cell["records"]), cell["followed"]
-        share = f"{100 * sum(followed) / len(followed):.1f} ({sum(followed)}/{len(followed)})" if followed else "-"
-        rows.append(f"| {labels.get(cell['policy'], cell['policy'])} | {cell['cue']} | {rates.n} | "
-                    f"{rates.soft.rate:.1f} [{rates.soft.low:.1f}, {rates.soft.high:.1f}] | "
-                    f"{rates.strict.rate:.1f} [{rates.strict.low:.1f}, {rates.strict.high:.1f}] | {share} |")
+    rows = [{k: v for k, v in row.items() if k != "task"}
+            for row in cue_ladder_rows({str(folder): load_results(folder) for folder in folders.values()},
+                                       label=lambda spec: labels.get(spec, spec))
+            if row["task"] == "POOLED"]
     return ("The grounding-cue ladder on the held-out split (`bspatial rollout --ir oracle | none | wrong`, pooled "
-            "over the tasks): success (Wilson 95%) under each cue and, under the wrong cue, the share of episodes "
-            "that went where the cue pointed; the references bound that share (`scripted` reads the instruction, "
-            "`scripted-wrong` pursues the wrong goal).\n\n| policy | cue | n | +Soft | S | followed the cue % (n) |"
-            "\n|---|---|---|---|---|---|\n" + "\n".join(rows))
+            "over the tasks, the rows of `bspatial analyze rollouts`' cue ladder): success (Wilson 95%) under each "
+            "cue and, under the wrong cue, the share of episodes that went where the cue pointed; the references "
+            "bound that share (`scripted` reads the instruction, `scripted-wrong` pursues the wrong goal).\n\n"
+            + to_markdown(rows, CUE_LADDER_HEADERS))
 
 
 def _commit() -> str:

@@ -184,7 +184,6 @@ class InferenceServer:
                     except OSError:
                         pass   # the worker died while waiting; its episode is lost with it
 
-
     def _point(self, raw: dict[str, Any]):
         """The pointing head's point for one request's raw inputs (an episode's first: its record's "pointed"),
         None for a predictor without one (a ``lerobot:`` policy, a checkpoint without the head)."""
@@ -241,8 +240,11 @@ class RemoteEpisodePredictor:
         self.local, self.client = local, client   # local: the episode's EpisodePredictor (its weights never load)
         # What the episode's record reads from a predictor (the IR summary, the context frames, the first point).
         self.conditioner, self.context = local.conditioner, local.context
-        self.pointed: dict[str, Any] | None = None
-        self._first = True
+        self.first_point = local.first_point   # the local predictor never infers: the point is kept here
+
+    @property
+    def pointed(self) -> dict[str, Any] | None:
+        return self.first_point.pointed
 
     def prepare(self, observation) -> tuple[dict[str, Any], Any]:
         predictor = self.local.predictor
@@ -250,10 +252,8 @@ class RemoteEpisodePredictor:
         return raw, predictor.draw_noise()
 
     def infer(self, prepared: tuple[dict[str, Any], Any]) -> np.ndarray:
-        first, self._first = self._first, False
-        chunk, xy = self.client.infer(*prepared, want_point=first)
-        if xy is not None:
-            self.pointed = {"camera": self.local.predictor.ir_camera, "xy": xy}
+        chunk, xy = self.client.infer(*prepared, want_point=self.first_point.ask())
+        self.first_point.keep(xy)
         return chunk
 
     def __call__(self, observation) -> np.ndarray:

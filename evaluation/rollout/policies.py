@@ -340,6 +340,27 @@ class CheckpointPredictor:
 _PREDICTORS: dict[str, CheckpointPredictor] = {}  # one loaded checkpoint per process
 
 
+class FirstPoint:
+    """The pointing head's point on an episode's first observation, ``{"camera", "xy"}`` on the 0-1000 scale: the
+    record's "pointed", the policy's own grounding on the frame its episode-aligned IR item shows. One per episode,
+    for local and batched inference alike (:class:`EpisodePredictor`, ``batching.RemoteEpisodePredictor``)."""
+
+    def __init__(self, camera: str) -> None:
+        self.camera = camera
+        self.pointed: dict[str, Any] | None = None
+        self._asked = False
+
+    def ask(self) -> bool:
+        """True for the episode's first chunk request (the one whose point is kept), False after."""
+        first, self._asked = not self._asked, True
+        return first
+
+    def keep(self, xy: list[float] | None) -> None:
+        """Keep the head's point (None: a checkpoint without the head, nothing to keep)."""
+        if xy is not None:
+            self.pointed = {"camera": self.camera, "xy": xy}
+
+
 class EpisodePredictor:
     """``observation -> chunk`` for one episode: the shared checkpoint, this episode's renderer and IR.
 
@@ -352,10 +373,11 @@ class EpisodePredictor:
 
     def __init__(self, predictor: CheckpointPredictor, backend: SimBackend, conditioner=None, context=None) -> None:
         self.predictor, self.backend, self.conditioner, self.context = predictor, backend, conditioner, context
-        # The pointing head's point on the episode's first observation ({"camera", "xy"} on the 0-1000 scale), the
-        # record's "pointed": the policy's own grounding on the frame its episode-aligned IR item shows.
-        self.pointed: dict[str, Any] | None = None
-        self._first = True
+        self.first_point = FirstPoint(predictor.ir_camera)
+
+    @property
+    def pointed(self) -> dict[str, Any] | None:
+        return self.first_point.pointed
 
     def render(self, camera: str):
         """A policy camera: RGB only (a policy reads no depth or segmentation; one render pass, the same pixels)."""
@@ -368,11 +390,8 @@ class EpisodePredictor:
         return self.predictor.prepare(observation, self.render, self.conditioner, self.context)
 
     def infer(self, inputs: dict[str, Any]) -> np.ndarray:
-        if self._first:
-            self._first = False
-            xy = self.predictor.point(inputs)
-            if xy is not None:
-                self.pointed = {"camera": self.predictor.ir_camera, "xy": xy}
+        if self.first_point.ask():
+            self.first_point.keep(self.predictor.point(inputs))
         return self.predictor.infer(inputs)
 
 

@@ -23,7 +23,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from bspatial.common.paths import folder_name
 from bspatial.common.tables import csv_table, markdown_table
@@ -319,16 +319,15 @@ def write_tables(runs: Sequence[str | Path], out: str | Path) -> dict[str, Path]
     return written
 
 
-def _write_cue_ladder(by_run: Mapping[str, list], out: Path) -> dict[str, Path]:
-    """``cue_ladder`` when any record was run with the wrong cue, over every run given (the references bound it)."""
+def cue_ladder_rows(by_run: Mapping[str, list], label: Callable[[str], str] = policy_label) -> list[dict[str, Any]]:
+    """The cue ladder's rows over the runs given (run folder -> its records; the references bound it): per policy
+    (named by ``label`` from its spec), rung and task, then POOLED, the records' success and, where the wrong cue is
+    scored, the share of episodes that followed it (Wilson 95%)."""
     import json
 
-    from bspatial.common.files import atomic_write_text
-    from bspatial.evaluation.rollout.cue_ladder import ir_source, ladder_cells
+    from bspatial.evaluation.rollout.cue_ladder import ladder_cells
     from bspatial.evaluation.rollout.runner import MANIFEST_NAME
 
-    if not any(ir_source(r) == "wrong" for records in by_run.values() for r in records):
-        return {}
     runs = {}
     for run, records in by_run.items():
         manifest = Path(run) / MANIFEST_NAME   # the run's seed draws the wrong target (scripted-wrong's too)
@@ -337,12 +336,26 @@ def _write_cue_ladder(by_run: Mapping[str, list], out: Path) -> dict[str, Path]:
     rows = []
     for cell in ladder_cells(runs):
         rates, followed = rates_of(cell["records"]), cell["followed"]
-        rows.append({"policy": policy_label(cell["policy"]), "cue": cell["cue"], "task": cell["task"],
+        rows.append({"policy": label(cell["policy"]), "cue": cell["cue"], "task": cell["task"],
                      "n": len(cell["records"]), "strict": format_rate(rates.strict), "soft": format_rate(rates.soft),
                      "followed_cue": (format_rate(RateWithCI.from_counts(sum(followed), len(followed)))
                                       if followed else "-")})
+    return rows
+
+
+CUE_LADDER_HEADERS = {"followed_cue": "Followed the wrong cue"}
+
+
+def _write_cue_ladder(by_run: Mapping[str, list], out: Path) -> dict[str, Path]:
+    """``cue_ladder`` when any record was run with the wrong cue, over every run given (the references bound it)."""
+    from bspatial.common.files import atomic_write_text
+    from bspatial.evaluation.rollout.cue_ladder import ir_source
+
+    if not any(ir_source(r) == "wrong" for records in by_run.values() for r in records):
+        return {}
+    rows = cue_ladder_rows(by_run)
     written = {"cue_ladder.md": out / "cue_ladder.md", "cue_ladder.csv": out / "cue_ladder.csv"}
-    atomic_write_text(written["cue_ladder.md"], to_markdown(rows, {"followed_cue": "Followed the wrong cue"}))
+    atomic_write_text(written["cue_ladder.md"], to_markdown(rows, CUE_LADDER_HEADERS))
     atomic_write_text(written["cue_ladder.csv"], to_csv(rows))
     return written
 
