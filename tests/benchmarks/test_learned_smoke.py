@@ -73,6 +73,11 @@ def test_the_smoke_run_writes_a_table4_row_per_policy_and_split_and_resumes(tmp_
     for learner in ("tiny_dot_ir", "tiny_attn_map_ir"):
         for cue in ("oracle", "none", "wrong"):
             assert f"| {learner} | {cue} | 3 |" in markdown, (learner, cue)
+    # The baseline and the expert under each perturbation axis, paired with their unperturbed episodes.
+    for policy in ("tiny", "scripted"):
+        assert f"| {policy} | none | - | 3 |" in markdown, policy
+        for axis in ("camera", "light", "appearance", "noise", "robot_state"):
+            assert f"| {policy} | {axis} | " in markdown and (out / "rollouts" / f"{policy}-held_out-{axis}").is_dir()
     # A rerun finds every step done: nothing is recorded, trained or rolled out again (only the tables, the
     # correlation and the leaderboard are written anew, which takes seconds).
     # A diagnosis is kept only for the weights it was computed on: the entry marked stale is recomputed, the
