@@ -432,8 +432,8 @@ LADDER_RUNGS = ("none", "wrong")
 """The cue ladder's rungs run beside the IR learners' oracle-cue rollouts (Table 4's)."""
 
 
-def cue_ladder(out: Path, jobs: dict[str, dict], runs: dict[tuple[str, str], Path], specs: dict[str, str], tasks: list[str],
-               scale: Scale, workers: int, timings: Timings) -> str:
+def cue_ladder(out: Path, jobs: dict[str, dict], runs: dict[tuple[str, str], Path], specs: dict[str, str],
+               tasks: list[str], scale: Scale, workers: int, timings: Timings) -> str:
     """The grounding-cue ladder (issue 32) of the IR learners on the held-out split: their oracle-cue rollouts and
     rollouts with no cue and with the cue on a wrong target (``--ir none`` / ``--ir wrong``), with the share of
     wrong-cue episodes that went where the cue pointed; the references bound that share (``scripted`` reads the
